@@ -1,0 +1,17 @@
+#pragma once
+// Errors that carry their exit code: the CLI maps them to DESIGN §6's codes.
+#include <stdexcept>
+#include <string>
+
+namespace posgeom {
+
+enum class ExitCode : int { kOk = 0, kRegression = 1, kBadInput = 2, kInternal = 3 };
+
+// Bad usage or bad input (exit 2). The message is one line: "<where>: <what>".
+class InputError : public std::runtime_error {
+ public:
+  InputError(const std::string& where, const std::string& what)
+      : std::runtime_error(where.empty() ? what : where + ": " + what) {}
+};
+
+}  // namespace posgeom

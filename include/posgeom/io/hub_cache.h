@@ -1,0 +1,23 @@
+#pragma once
+// `--model gpt2` or `--model meta-llama/Llama-2-7b-hf`: a directory, or a name in the
+// local Hugging Face cache. Nothing is downloaded.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace posgeom::io {
+
+// Reads an environment variable; injectable so tests need not touch the process environment.
+using EnvLookup = std::function<std::optional<std::string>(const char*)>;
+EnvLookup processEnv();
+
+// $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub.
+std::filesystem::path hubCacheRoot(const EnvLookup& env);
+
+// An existing directory is used as is. Otherwise `name` is looked up as
+// <root>/models--<org>--<name>/snapshots/<rev>, with <rev> from refs/main when present,
+// else the newest snapshot. Throws InputError saying where it looked and how to download.
+std::filesystem::path resolveModelDir(const std::string& name, const EnvLookup& env);
+
+}  // namespace posgeom::io

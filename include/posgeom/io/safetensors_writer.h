@@ -1,0 +1,33 @@
+#pragma once
+// Writes safetensors files (outputs, state files, generated checkpoints) atomically.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "posgeom/io/dtype.h"
+
+namespace posgeom::io {
+
+class SafetensorsWriter {
+ public:
+  // Copies `nbytes` from `data`; nbytes must equal numel(shape) x dtypeSize(dtype).
+  void add(const std::string& name, DType dtype, std::vector<int64_t> shape, const void* data, std::size_t nbytes);
+  void addF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& values);
+  void addF64(const std::string& name, std::vector<int64_t> shape, const std::vector<double>& values);
+  void addI64(const std::string& name, std::vector<int64_t> shape, const std::vector<int64_t>& values);
+  void setMetadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
+  void write(const std::filesystem::path& path) const;
+
+ private:
+  struct Pending {
+    DType dtype;
+    std::vector<int64_t> shape;
+    std::vector<std::byte> bytes;
+  };
+  std::map<std::string, Pending> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+}  // namespace posgeom::io

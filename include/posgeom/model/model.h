@@ -1,0 +1,82 @@
+#pragma once
+// The one interface every architecture implements.
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "posgeom/model/model_config.h"
+#include "posgeom/model/numerics.h"
+
+namespace posgeom::model {
+
+// Receives each layer's activations as the forward pass produces them, so that
+// they can be reduced and dropped instead of piling up. Tensors are valid only
+// during the call.
+class LayerObserver {
+ public:
+  virtual ~LayerObserver() = default;
+  // hidden.l [B,T,d]: l = 0 is the embedding output, l is the residual stream after block l.
+  virtual void onHidden(int64_t layer, const at::Tensor& hidden) = 0;
+  // Block `block` (0-based) attention input after its input norm [B,T,d] (heads analysis).
+  virtual void onAttentionInput(int64_t /*block*/, const at::Tensor& /*normed*/) {}
+};
+
+struct ForwardRequest {
+  at::Tensor ids;                     // int64 [B,T]
+  std::optional<bool> causal;         // default: causal unless the architecture is bidirectional
+  bool want_final_norm = false;       // the last hidden state through the final norm
+  bool want_logits = false;           // needs an LM head
+  int64_t last_layer = -1;            // stop after this hidden state (-1: all)
+  LayerObserver* observer = nullptr;  // may be null
+};
+
+struct ForwardOutputs {
+  at::Tensor final_norm;  // [B,T,d]; undefined unless asked for and the model has a final norm
+  at::Tensor logits;      // [B,T,V]; undefined unless asked for and the model has an LM head
+};
+
+// Each query head's query and key maps in float32: q = wq x + bq, k = wk x + bk for the
+// normed attention input x. Key maps are per query head (grouped-query heads expanded).
+struct QueryKeyMaps {
+  at::Tensor wq;  // [H, dh, d]
+  at::Tensor bq;  // [H, dh], zeros where the model has no bias
+  at::Tensor wk;  // [H, dh, d]
+  at::Tensor bk;  // [H, dh]
+};
+
+class Model {
+ public:
+  Model(ModelConfig config, Numerics numerics) : config_(std::move(config)), numerics_(numerics) {}
+  virtual ~Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const Numerics& numerics() const { return numerics_; }
+  int64_t numHiddenStates() const { return config_.num_layers + 1; }
+
+  virtual ForwardOutputs forward(const ForwardRequest& request) const = 0;
+  virtual QueryKeyMaps queryKeyMaps(int64_t block) const = 0;
+  virtual bool hasFinalNorm() const { return true; }
+  virtual bool hasLmHead() const = 0;
+  // Per-head ALiBi slopes [H] (float32), undefined for other schemes.
+  virtual at::Tensor alibiSlopes() const { return {}; }
+
+ protected:
+  bool causalFor(const ForwardRequest& r) const { return r.causal.value_or(!config_.bidirectional); }
+  int64_t lastLayerFor(const ForwardRequest& r) const;
+  void checkIds(const at::Tensor& ids) const;
+  static void emitHidden(const ForwardRequest& r, int64_t layer, const at::Tensor& hidden) {
+    if (r.observer) r.observer->onHidden(layer, hidden);
+  }
+  static void emitAttentionInput(const ForwardRequest& r, int64_t block, const at::Tensor& normed) {
+    if (r.observer) r.observer->onAttentionInput(block, normed);
+  }
+
+ private:
+  ModelConfig config_;
+  Numerics numerics_;
+};
+
+}  // namespace posgeom::model

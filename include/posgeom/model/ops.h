@@ -1,0 +1,42 @@
+#pragma once
+// Building blocks shared by the architectures. Norms and softmax run in float32
+// whatever the compute dtype, as Hugging Face's implementations do.
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "posgeom/model/numerics.h"
+
+namespace posgeom::model::ops {
+
+// x [..., in] @ w[out, in]^T + b[out] (b may be undefined).
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const Numerics& num);
+at::Tensor layerNorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Numerics& num);
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& w, double eps, const Numerics& num);
+// By config name: gelu (erf), gelu_new / gelu_pytorch_tanh / gelu_fast (tanh), relu, silu / swish.
+at::Tensor activation(const std::string& name, const at::Tensor& x, const Numerics& num);
+bool isKnownActivation(const std::string& name);
+
+at::Tensor splitHeads(const at::Tensor& x, int64_t heads);  // [B,T,H*dh] -> [B,H,T,dh]
+at::Tensor mergeHeads(const at::Tensor& x);                 // [B,H,T,dh] -> [B,T,H*dh]
+
+// Scaled dot-product attention. q [B,H,T,dh]; k, v [B,Hk,T,dh] with H a multiple of Hk
+// (grouped-query heads share key heads). bias [H,T,T] or [1,H,T,T] is added to the scaled
+// logits (ALiBi); `causal` masks keys after the query.
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                     const at::Tensor& bias, const Numerics& num);
+
+// RoPE in the Hugging Face convention (rotate_half over the two halves of each head).
+struct RotaryTables {
+  at::Tensor cos;  // [T, dh]
+  at::Tensor sin;  // [T, dh]
+};
+RotaryTables rotaryTables(int64_t seq_len, int64_t head_dim, double theta, const Numerics& num);
+at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables);  // x [B,H,T,dh]
+
+// ALiBi slopes for any head count, as BLOOM defines them (non-powers of two interleaved).
+at::Tensor alibiSlopes(int64_t heads);  // float32 [H]
+// -slope_h * (n - i) for query n and key i: [H,T,T], float32.
+at::Tensor alibiBias(const at::Tensor& slopes, int64_t seq_len, const at::Device& device);
+
+}  // namespace posgeom::model::ops

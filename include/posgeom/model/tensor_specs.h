@@ -1,0 +1,35 @@
+#pragma once
+// Small builder for an architecture's list of expected tensors.
+#include <string>
+#include <vector>
+
+#include "posgeom/model/architecture.h"
+
+namespace posgeom::model {
+
+class TensorSpecs {
+ public:
+  TensorSpecs& weight(const std::string& name, std::vector<int64_t> shape) {
+    return add(name, std::move(shape), TensorSpec::Init::kNormal);
+  }
+  TensorSpecs& bias(const std::string& name, int64_t size) { return add(name, {size}, TensorSpec::Init::kZeros); }
+  // A LayerNorm: <prefix>.weight (ones) and, unless RMS, <prefix>.bias (zeros).
+  TensorSpecs& norm(const std::string& prefix, int64_t size, bool with_bias = true) {
+    add(prefix + ".weight", {size}, TensorSpec::Init::kOnes);
+    return with_bias ? bias(prefix + ".bias", size) : *this;
+  }
+  TensorSpecs& optionalWeight(const std::string& name, std::vector<int64_t> shape) {
+    specs_.push_back({name, std::move(shape), TensorSpec::Init::kNormal, true});
+    return *this;
+  }
+  std::vector<TensorSpec> take() { return std::move(specs_); }
+
+ private:
+  TensorSpecs& add(const std::string& name, std::vector<int64_t> shape, TensorSpec::Init init) {
+    specs_.push_back({name, std::move(shape), init, false});
+    return *this;
+  }
+  std::vector<TensorSpec> specs_;
+};
+
+}  // namespace posgeom::model

@@ -1,0 +1,24 @@
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "posgeom/model/inspect.h"
+
+namespace posgeom::cli {
+
+void addInspectCommand(CLI::App& app, std::vector<Command>& commands) {
+  struct Options {
+    std::string model;
+    bool json = false;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("inspect", "describe a model directory or hub name without running it");
+  sub->add_option("--model", opt->model, "model directory or Hugging Face hub name")->required();
+  sub->add_flag("--json", opt->json, "print JSON instead of text");
+  commands.push_back({sub, [opt] {
+                        const auto info = model::inspectModel(opt->model);
+                        std::cout << (opt->json ? info.dump(2) + "\n" : model::formatInspection(info));
+                      }});
+}
+
+}  // namespace posgeom::cli

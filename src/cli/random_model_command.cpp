@@ -1,0 +1,33 @@
+#include <memory>
+#include <spdlog/spdlog.h>
+
+#include "commands.h"
+#include "posgeom/model/random_checkpoint.h"
+
+namespace posgeom::cli {
+
+void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands) {
+  struct Options {
+    model::RandomCheckpointSpec spec;
+    std::string out;
+  };
+  auto opt = std::make_shared<Options>();
+  auto& s = opt->spec;
+  auto* sub = app.add_subcommand("random-model", "write a randomly initialised checkpoint in Hugging Face layout");
+  sub->add_option("--arch", s.model_type, "gpt2, bert, bloom or llama")->capture_default_str();
+  sub->add_option("--layers", s.layers)->capture_default_str();
+  sub->add_option("--dim", s.hidden_size, "hidden size")->capture_default_str();
+  sub->add_option("--heads", s.heads)->capture_default_str();
+  sub->add_option("--kv-heads", s.kv_heads, "key/value heads (llama; 0: = heads)")->capture_default_str();
+  sub->add_option("--mlp", s.intermediate_size, "MLP width (0: 4 x dim)")->capture_default_str();
+  sub->add_option("--vocab", s.vocab_size)->capture_default_str();
+  sub->add_option("--positions", s.max_positions, "maximum positions")->capture_default_str();
+  sub->add_option("--seed", s.seed)->capture_default_str();
+  sub->add_option("--out", opt->out, "output directory")->required();
+  commands.push_back({sub, [opt] {
+                        model::writeRandomCheckpoint(opt->spec, opt->out);
+                        spdlog::info("wrote a random {} checkpoint to {}", opt->spec.model_type, opt->out);
+                      }});
+}
+
+}  // namespace posgeom::cli

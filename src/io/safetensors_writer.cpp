@@ -1,0 +1,59 @@
+#include "posgeom/io/safetensors_writer.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/atomic_file.h"
+#include "posgeom/io/safetensors.h"
+
+namespace posgeom::io {
+
+void SafetensorsWriter::add(const std::string& name, DType dtype, std::vector<int64_t> shape, const void* data,
+                            std::size_t nbytes) {
+  std::size_t expected = dtypeSize(dtype);
+  for (int64_t d : shape) expected *= static_cast<std::size_t>(d);
+  if (expected != nbytes)
+    throw std::logic_error("safetensors writer: tensor '" + name + "' has " + std::to_string(nbytes) +
+                           " bytes for shape " + shapeToString(shape));
+  Pending p{dtype, std::move(shape), std::vector<std::byte>(nbytes)};
+  if (nbytes > 0) std::memcpy(p.bytes.data(), data, nbytes);
+  tensors_[name] = std::move(p);
+}
+
+void SafetensorsWriter::addF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v) {
+  add(name, DType::kF32, std::move(shape), v.data(), v.size() * sizeof(float));
+}
+void SafetensorsWriter::addF64(const std::string& name, std::vector<int64_t> shape, const std::vector<double>& v) {
+  add(name, DType::kF64, std::move(shape), v.data(), v.size() * sizeof(double));
+}
+void SafetensorsWriter::addI64(const std::string& name, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  add(name, DType::kI64, std::move(shape), v.data(), v.size() * sizeof(int64_t));
+}
+
+void SafetensorsWriter::write(const std::filesystem::path& path) const {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata_.empty()) header["__metadata__"] = metadata_;
+  std::size_t offset = 0;
+  for (const auto& [name, t] : tensors_) {
+    header[name] = {{"dtype", std::string(dtypeName(t.dtype))},
+                    {"shape", t.shape},
+                    {"data_offsets", {offset, offset + t.bytes.size()}}};
+    offset += t.bytes.size();
+  }
+  std::string text = header.dump();
+  // Pad with spaces so the data section starts 8-byte aligned, as the reference writer does.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  writeFileAtomically(path, [&](std::ostream& out) {
+    std::uint64_t n = text.size();
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((n >> (8 * i)) & 0xff);
+    out.write(reinterpret_cast<const char*>(len), 8);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const auto& entry : tensors_)
+      out.write(reinterpret_cast<const char*>(entry.second.bytes.data()),
+                static_cast<std::streamsize>(entry.second.bytes.size()));
+  });
+}
+
+}  // namespace posgeom::io

@@ -1,0 +1,153 @@
+// GPT-2 (gpt2 .. gpt2-xl): learned absolute positions, pre-LN blocks, Conv1D weights
+// stored [in, out], LM head tied to the token embedding unless lm_head.weight is given.
+#include "posgeom/base/error.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/model/model.h"
+#include "posgeom/model/ops.h"
+#include "posgeom/model/tensor_specs.h"
+#include "posgeom/model/weights.h"
+
+namespace posgeom::model {
+namespace {
+
+std::string block(int64_t i) { return "h." + std::to_string(i) + "."; }
+
+ModelConfig parseConfig(const io::JsonConfig& c) {
+  ModelConfig m;
+  m.vocab_size = c.requirePositiveInt({"vocab_size"});
+  m.hidden_size = c.requirePositiveInt({"n_embd", "hidden_size"});
+  m.num_layers = c.requirePositiveInt({"n_layer", "num_hidden_layers"});
+  m.num_heads = c.requirePositiveInt({"n_head", "num_attention_heads"});
+  m.num_kv_heads = m.num_heads;
+  m.max_positions = c.requirePositiveInt({"n_positions", "max_position_embeddings"});
+  m.intermediate_size = c.positiveInt({"n_inner", "intermediate_size"}, 4 * m.hidden_size);
+  m.norm_eps = c.number({"layer_norm_epsilon"}, 1e-5);
+  m.activation = c.string({"activation_function"}, "gelu_new");
+  if (!ops::isKnownActivation(m.activation)) c.fail("unsupported activation_function '" + m.activation + "'");
+  m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
+  m.positions = PositionScheme::kLearned;
+  return m;
+}
+
+nlohmann::json toConfigJson(const ModelConfig& m) {
+  return {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},
+          {"vocab_size", m.vocab_size},           {"n_embd", m.hidden_size},
+          {"n_layer", m.num_layers},              {"n_head", m.num_heads},
+          {"n_positions", m.max_positions},       {"n_ctx", m.max_positions},
+          {"n_inner", m.intermediate_size},       {"activation_function", m.activation},
+          {"layer_norm_epsilon", m.norm_eps},     {"tie_word_embeddings", m.tie_word_embeddings},
+          {"torch_dtype", "float32"}};
+}
+
+std::vector<TensorSpec> tensors(const ModelConfig& m) {
+  const int64_t d = m.hidden_size, f = m.intermediate_size;
+  TensorSpecs s;
+  s.weight("wte.weight", {m.vocab_size, d}).weight("wpe.weight", {m.max_positions, d});
+  for (int64_t i = 0; i < m.num_layers; ++i) {
+    const auto b = block(i);
+    s.norm(b + "ln_1", d)
+        .weight(b + "attn.c_attn.weight", {d, 3 * d})
+        .bias(b + "attn.c_attn.bias", 3 * d)
+        .weight(b + "attn.c_proj.weight", {d, d})
+        .bias(b + "attn.c_proj.bias", d)
+        .norm(b + "ln_2", d)
+        .weight(b + "mlp.c_fc.weight", {d, f})
+        .bias(b + "mlp.c_fc.bias", f)
+        .weight(b + "mlp.c_proj.weight", {f, d})
+        .bias(b + "mlp.c_proj.bias", d);
+  }
+  s.norm("ln_f", d);
+  if (m.tie_word_embeddings)
+    s.optionalWeight("lm_head.weight", {m.vocab_size, d});
+  else
+    s.weight("lm_head.weight", {m.vocab_size, d});
+  return s.take();
+}
+
+class Gpt2Model final : public Model {
+ public:
+  Gpt2Model(const ModelConfig& config, const Weights& w, const Numerics& num) : Model(config, num) {
+    wte_ = w.get("wte.weight");
+    wpe_ = w.get("wpe.weight");
+    lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : wte_;
+    ln_f_ = {w.get("ln_f.weight"), w.get("ln_f.bias")};
+    for (int64_t i = 0; i < config.num_layers; ++i) {
+      const auto b = block(i);
+      // Conv1D stores [in, out]; transpose once so every projection is a plain linear.
+      auto t = [&](const std::string& name) { return w.get(b + name).t().contiguous(); };
+      blocks_.push_back({{w.get(b + "ln_1.weight"), w.get(b + "ln_1.bias")},
+                         t("attn.c_attn.weight"), w.get(b + "attn.c_attn.bias"),
+                         t("attn.c_proj.weight"), w.get(b + "attn.c_proj.bias"),
+                         {w.get(b + "ln_2.weight"), w.get(b + "ln_2.bias")},
+                         t("mlp.c_fc.weight"), w.get(b + "mlp.c_fc.bias"),
+                         t("mlp.c_proj.weight"), w.get(b + "mlp.c_proj.bias")});
+    }
+  }
+
+  ForwardOutputs forward(const ForwardRequest& r) const override {
+    checkIds(r.ids);
+    const auto& c = config();
+    const auto& num = numerics();
+    const bool causal = causalFor(r);
+    const int64_t last = lastLayerFor(r);
+    const auto ids = r.ids.to(num.device);
+    const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
+    auto x = num.round(at::embedding(wte_, ids) + at::embedding(wpe_, positions));
+    emitHidden(r, 0, x);
+    for (int64_t i = 0; i < last; ++i) {
+      const auto& b = blocks_[static_cast<size_t>(i)];
+      const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
+      emitAttentionInput(r, i, a);
+      const auto qkv = ops::linear(a, b.c_attn_w, b.c_attn_b, num).chunk(3, -1);
+      const auto ctx = ops::attention(ops::splitHeads(qkv[0], c.num_heads), ops::splitHeads(qkv[1], c.num_heads),
+                                      ops::splitHeads(qkv[2], c.num_heads), causal, {}, num);
+      x = num.round(x + ops::linear(ops::mergeHeads(ctx), b.c_proj_w, b.c_proj_b, num));
+      const auto m = ops::layerNorm(x, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
+      const auto hidden = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
+      x = num.round(x + ops::linear(hidden, b.proj_w, b.proj_b, num));
+      emitHidden(r, i + 1, x);
+    }
+    ForwardOutputs out;
+    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
+      const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, c.norm_eps, num);
+      if (r.want_final_norm) out.final_norm = f;
+      if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, num);
+    }
+    return out;
+  }
+
+  QueryKeyMaps queryKeyMaps(int64_t block_index) const override {
+    const auto& c = config();
+    const auto& b = blocks_.at(static_cast<size_t>(block_index));
+    const int64_t d = c.hidden_size, h = c.num_heads, dh = c.headDim();
+    const auto w = b.c_attn_w.to(at::kFloat);
+    const auto bias = b.c_attn_b.to(at::kFloat);
+    return {w.narrow(0, 0, d).reshape({h, dh, d}), bias.narrow(0, 0, d).reshape({h, dh}),
+            w.narrow(0, d, d).reshape({h, dh, d}), bias.narrow(0, d, d).reshape({h, dh})};
+  }
+
+  bool hasLmHead() const override { return true; }
+
+ private:
+  struct Norm {
+    at::Tensor w, b;
+  };
+  struct Block {
+    Norm ln_1;
+    at::Tensor c_attn_w, c_attn_b, c_proj_w, c_proj_b;
+    Norm ln_2;
+    at::Tensor fc_w, fc_b, proj_w, proj_b;
+  };
+  at::Tensor wte_, wpe_, lm_head_;
+  Norm ln_f_;
+  std::vector<Block> blocks_;
+};
+
+[[maybe_unused]] const bool kRegistered = registerArchitecture(
+    {"gpt2", "GPT-2", {"transformer."}, parseConfig, toConfigJson, tensors,
+     [](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
+       return std::make_unique<Gpt2Model>(c, w, n);
+     }});
+
+}  // namespace
+}  // namespace posgeom::model

@@ -1,0 +1,18 @@
+#include "posgeom/model/loader.h"
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/checkpoint.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/model/weights.h"
+
+namespace posgeom::model {
+
+LoadedModel loadModel(const std::filesystem::path& dir, const Numerics& numerics) {
+  if (!std::filesystem::is_directory(dir)) throw InputError(dir.string(), "model directory does not exist");
+  const auto config = loadModelConfig(dir);
+  const auto& arch = architectureFor(config.model_type, config.source.string());
+  const Weights weights(io::Checkpoint::open(dir), arch, config, numerics);
+  return {arch.build(config, weights, numerics), dir};
+}
+
+}  // namespace posgeom::model

@@ -1,0 +1,25 @@
+#include "posgeom/model/model.h"
+
+#include "posgeom/base/error.h"
+
+namespace posgeom::model {
+
+int64_t Model::lastLayerFor(const ForwardRequest& r) const {
+  return r.last_layer < 0 ? config_.num_layers : std::min(r.last_layer, config_.num_layers);
+}
+
+void Model::checkIds(const at::Tensor& ids) const {
+  if (ids.dim() != 2 || ids.scalar_type() != at::kLong)
+    throw InputError("input_ids", "expected int64 ids of shape [B,T]");
+  if (ids.numel() == 0) throw InputError("input_ids", "no tokens");
+  const auto lo = ids.min().item<int64_t>();
+  const auto hi = ids.max().item<int64_t>();
+  if (lo < 0 || hi >= config_.vocab_size)
+    throw InputError("input_ids", "token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary of " +
+                                      std::to_string(config_.vocab_size));
+  if (config_.max_positions > 0 && ids.size(1) > config_.max_positions)
+    throw InputError("input_ids", "sequence length " + std::to_string(ids.size(1)) + " exceeds the model's " +
+                                      std::to_string(config_.max_positions) + " positions");
+}
+
+}  // namespace posgeom::model

@@ -1,0 +1,100 @@
+#include "posgeom/model/ops.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace posgeom::model::ops {
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const Numerics& num) {
+  return num.round(b.defined() ? at::linear(x, w, b) : at::linear(x, w));
+}
+
+at::Tensor layerNorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Numerics& num) {
+  const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, w.to(at::kFloat), b.to(at::kFloat), eps);
+  return num.round(y.to(x.scalar_type()));
+}
+
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& w, double eps, const Numerics& num) {
+  const auto xf = x.to(at::kFloat);
+  const auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return num.round(w * num.round(normed.to(x.scalar_type())));
+}
+
+bool isKnownActivation(const std::string& name) {
+  return name == "gelu" || name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast" ||
+         name == "relu" || name == "silu" || name == "swish";
+}
+
+at::Tensor activation(const std::string& name, const at::Tensor& x, const Numerics& num) {
+  if (name == "gelu") return num.round(at::gelu(x));
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return num.round(at::gelu(x, "tanh"));
+  if (name == "relu") return at::relu(x);
+  if (name == "silu" || name == "swish") return num.round(at::silu(x));
+  throw std::logic_error("unknown activation '" + name + "'");
+}
+
+at::Tensor splitHeads(const at::Tensor& x, int64_t heads) {
+  const auto b = x.size(0), t = x.size(1);
+  return x.view({b, t, heads, x.size(2) / heads}).transpose(1, 2);
+}
+
+at::Tensor mergeHeads(const at::Tensor& x) {
+  const auto b = x.size(0), h = x.size(1), t = x.size(2), dh = x.size(3);
+  return x.transpose(1, 2).reshape({b, t, h * dh});
+}
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                     const at::Tensor& bias, const Numerics& num) {
+  const int64_t groups = q.size(1) / k.size(1);
+  const auto keys = groups == 1 ? k : k.repeat_interleave(groups, 1);
+  const auto values = groups == 1 ? v : v.repeat_interleave(groups, 1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  auto scores = num.round(at::matmul(q, keys.transpose(-1, -2)) * scale).to(at::kFloat);
+  if (bias.defined()) scores = scores + bias;
+  if (causal) {
+    const auto t = q.size(2);
+    const auto future = at::ones({t, t}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
+    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  }
+  const auto probs = num.round(at::softmax(scores, -1).to(q.scalar_type()));
+  return num.round(at::matmul(probs, values));
+}
+
+RotaryTables rotaryTables(int64_t seq_len, int64_t head_dim, double theta, const Numerics& num) {
+  // Angles in float64: at long positions float32 angles lose digits that the cos/sin keep.
+  const auto dopt = at::TensorOptions().dtype(at::kDouble);
+  const auto inv_freq = 1.0 / at::pow(theta, at::arange(0, head_dim, 2, dopt) / static_cast<double>(head_dim));
+  const auto freqs = at::outer(at::arange(seq_len, dopt), inv_freq);
+  const auto angles = at::cat({freqs, freqs}, -1);
+  return {num.fit(at::cos(angles).to(at::kFloat)), num.fit(at::sin(angles).to(at::kFloat))};
+}
+
+at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {
+  const auto half = x.size(-1) / 2;
+  const auto rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * tables.cos + rotated * tables.sin;
+}
+
+at::Tensor alibiSlopes(int64_t heads) {
+  const auto closest = static_cast<int64_t>(std::pow(2.0, std::floor(std::log2(static_cast<double>(heads)))));
+  auto base_for = [](double n) { return std::pow(2.0, -std::pow(2.0, -(std::log2(n) - 3.0))); };
+  std::vector<float> slopes;
+  const double base = base_for(static_cast<double>(closest));
+  for (int64_t p = 1; p <= closest; ++p) slopes.push_back(static_cast<float>(std::pow(base, static_cast<double>(p))));
+  if (closest != heads) {
+    const double extra = base_for(2.0 * static_cast<double>(closest));
+    const int64_t remaining = std::min(closest, heads - closest);
+    for (int64_t p = 1; p < 1 + 2 * remaining; p += 2)
+      slopes.push_back(static_cast<float>(std::pow(extra, static_cast<double>(p))));
+  }
+  return at::tensor(slopes, at::TensorOptions().dtype(at::kFloat));
+}
+
+at::Tensor alibiBias(const at::Tensor& slopes, int64_t seq_len, const at::Device& device) {
+  const auto pos = at::arange(seq_len, at::TensorOptions().dtype(at::kFloat).device(device));
+  const auto distance = pos.unsqueeze(1) - pos.unsqueeze(0);  // n - i
+  return -slopes.to(device).view({-1, 1, 1}) * distance.unsqueeze(0);
+}
+
+}  // namespace posgeom::model::ops
