@@ -9,13 +9,28 @@ void addForwardCommand(CLI::App& app, std::vector<Command>& commands) {
   auto job = std::make_shared<model::ForwardJob>();
   auto* sub = app.add_subcommand("forward", "run a model on token ids and write every hidden state");
   sub->add_option("--model", job->model, "model directory or Hugging Face hub name")->required();
-  sub->add_option("--ids", job->ids_path, "safetensors file with int64 input_ids [B,T]")->required();
+  auto* ids = sub->add_option("--ids", job->ids_path, "safetensors file with int64 input_ids [B,T]");
+  auto random = std::make_shared<std::vector<int64_t>>();
+  auto* random_ids = sub->add_option("--random-ids", *random, "instead of --ids: B,T uniformly random token ids")
+                         ->delimiter(',')
+                         ->expected(2);
+  ids->excludes(random_ids);
+  sub->add_option("--seed", job->seed, "seed for --random-ids")->capture_default_str();
   sub->add_option("--out", job->out_path, "output safetensors file")->required();
   sub->add_option("--dtype", job->dtype, "compute dtype: float32, bfloat16 or float16")->capture_default_str();
   sub->add_option("--device", job->device, "cpu, cuda or cuda:N")->capture_default_str();
   sub->add_flag("--causal", job->causal, "causal mask for bidirectional models (BERT)");
   sub->add_flag("--final-norm", job->final_norm_last, "apply the final norm to the last hidden state, as HF does");
-  commands.push_back({sub, [job] { model::runForwardJob(*job); }});
+  sub->callback([ids, random_ids] {
+    if (ids->count() + random_ids->count() == 0) throw CLI::RequiredError("--ids or --random-ids");
+  });
+  commands.push_back({sub, [job, random] {
+                        if (random->size() == 2) {
+                          job->random_batch = std::max<int64_t>(1, (*random)[0]);
+                          job->random_len = (*random)[1];
+                        }
+                        model::runForwardJob(*job);
+                      }});
 }
 
 }  // namespace posgeom::cli

@@ -1,5 +1,6 @@
 #include "posgeom/model/forward_job.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <spdlog/spdlog.h>
 
 #include "posgeom/base/error.h"
@@ -20,6 +21,12 @@ at::Tensor readInputIds(const std::filesystem::path& path) {
     throw InputError(path.string(), "input_ids must be I64 or I32, not " + std::string(io::dtypeName(view->dtype)));
   if (view->shape.size() != 2) throw InputError(path.string(), "input_ids must have shape [B,T]");
   return tensorFromView(*view).to(at::kLong).clone();
+}
+
+at::Tensor randomIds(const ForwardJob& job, int64_t vocab_size) {
+  if (job.random_len <= 0) throw InputError("--random-ids", "sequence length must be positive");
+  auto gen = at::detail::createCPUGenerator(job.seed);
+  return at::randint(vocab_size, {job.random_batch, job.random_len}, gen, at::TensorOptions().dtype(at::kLong));
 }
 
 // Keeps every hidden state, as float32 on the host: `forward` is for small inputs.
@@ -44,9 +51,9 @@ void addTensor(io::SafetensorsWriter& writer, const std::string& name, const at:
 
 void runForwardJob(const ForwardJob& job) {
   const auto numerics = Numerics::parse(job.dtype, job.device);
-  const auto ids = readInputIds(job.ids_path);
   const auto loaded = loadModel(io::resolveModelDir(job.model, io::processEnv()), numerics);
   const auto& model = *loaded.model;
+  const auto ids = job.random_batch > 0 ? randomIds(job, model.config().vocab_size) : readInputIds(job.ids_path);
   HiddenCollector collector;
   ForwardRequest request;
   request.ids = ids;

@@ -7,7 +7,10 @@ namespace posgeom::model {
 
 struct ForwardJob {
   std::string model;                // directory or hub name
-  std::filesystem::path ids_path;   // safetensors with int64 `input_ids` [B,T]
+  std::filesystem::path ids_path;   // safetensors with int64 `input_ids` [B,T]; or
+  int64_t random_batch = 0;         // > 0: uniform random ids [random_batch, random_len]
+  int64_t random_len = 0;
+  uint64_t seed = 0;
   std::filesystem::path out_path;   // safetensors: float32 hidden.<l>, final_norm, logits
   std::string dtype = "float32";
   std::string device = "cpu";

@@ -1,0 +1,141 @@
+// The CLI's contract with its users: exit codes and one clear line per bad input.
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Cli, HelpSucceeds) {
+  const auto r = runPosgeom({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("forward"), std::string::npos);
+}
+
+TEST(Cli, UnknownOptionAndMissingSubcommandAreUsageErrors) {
+  EXPECT_EQ(runPosgeom({"--no-such-flag"}).exit_code, 2);
+  EXPECT_EQ(runPosgeom({}).exit_code, 2);
+  EXPECT_EQ(runPosgeom({"forward", "--model", "x"}).exit_code, 2);  // --ids and --out missing
+}
+
+// Rewrites a safetensors file's header, keeping its data section.
+void rewriteHeader(const fs::path& path, const std::function<void(nlohmann::json&)>& edit) {
+  const auto bytes = readFile(path);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
+  auto header = nlohmann::json::parse(bytes.substr(8, n));
+  edit(header);
+  writeFile(path, safetensorsBytes(header.dump(), bytes.substr(8 + n)));
+}
+
+struct BadCheckpoint {
+  const char* name;
+  std::function<void(const fs::path& dir)> damage;
+  const char* file;   // the file the message must name
+  const char* fault;  // and what it must say
+};
+
+void PrintTo(const BadCheckpoint& c, std::ostream* os) { *os << c.name; }
+
+class CliBadCheckpoint : public ::testing::TestWithParam<BadCheckpoint> {};
+
+TEST_P(CliBadCheckpoint, ExitsTwoWithOneLineNamingFileAndFault) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const auto dir = copyFixtureModel("tiny-gpt2", s.path());
+  GetParam().damage(dir);
+  const auto out = s / "out.safetensors";
+  const auto r = runPosgeom({"forward", "--model", dir.string(), "--ids",
+                             (sharedDir() / "fixtures/golden/tiny-gpt2.safetensors").string(), "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  const std::string named = *GetParam().file ? (dir / GetParam().file).string() : dir.string() + ":";
+  EXPECT_NE(r.err.find(named), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(GetParam().fault), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+const fs::path kWeights = "model.safetensors";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadCheckpoint,
+    ::testing::Values(
+        BadCheckpoint{"Truncated",
+                      [](const fs::path& d) { fs::resize_file(d / kWeights, fs::file_size(d / kWeights) / 2); },
+                      "model.safetensors", "bytes of data"},
+        BadCheckpoint{"TruncatedToNothing", [](const fs::path& d) { fs::resize_file(d / kWeights, 5); },
+                      "model.safetensors", "truncated"},
+        BadCheckpoint{"HeaderLengthPastEnd",
+                      [](const fs::path& d) {
+                        auto b = readFile(d / kWeights);
+                        b[5] = '\x7f';
+                        writeFile(d / kWeights, b);
+                      },
+                      "model.safetensors", "runs past the end"},
+        BadCheckpoint{"BadJson",
+                      [](const fs::path& d) {
+                        auto b = readFile(d / kWeights);
+                        b[8] = '#';
+                        writeFile(d / kWeights, b);
+                      },
+                      "model.safetensors", "not valid JSON"},
+        BadCheckpoint{"OverlappingOffsets",
+                      [](const fs::path& d) {
+                        rewriteHeader(d / kWeights, [](nlohmann::json& h) {
+                          h["ln_f.bias"]["data_offsets"] = h["ln_f.weight"]["data_offsets"];
+                        });
+                      },
+                      "model.safetensors", "overlap"},
+        BadCheckpoint{"OffsetsOutOfRange",
+                      [](const fs::path& d) {
+                        rewriteHeader(d / kWeights, [](nlohmann::json& h) {
+                          h["ln_f.bias"]["data_offsets"] = {1u << 30, (1u << 30) + 256};
+                        });
+                      },
+                      "model.safetensors", "past the"},
+        BadCheckpoint{"DtypeShapeMismatch",
+                      [](const fs::path& d) {
+                        rewriteHeader(d / kWeights, [](nlohmann::json& h) { h["ln_f.bias"]["dtype"] = "F16"; });
+                      },
+                      "model.safetensors", "need 128"},
+        BadCheckpoint{"MissingTensor",
+                      [](const fs::path& d) { rewriteHeader(d / kWeights, [](nlohmann::json& h) { h.erase("h.1.ln_2.weight"); }); },
+                      "", "missing tensor 'h.1.ln_2.weight'"},
+        BadCheckpoint{"WrongShapeForConfig",
+                      [](const fs::path& d) {
+                        auto c = readFile(d / "config.json");
+                        c.replace(c.find("\"n_embd\": 64"), 12, "\"n_embd\": 32");
+                        writeFile(d / "config.json", c);
+                      },
+                      "model.safetensors", "tensor 'wte.weight' has shape [1000, 64]"},
+        BadCheckpoint{"MissingConfigKey",
+                      [](const fs::path& d) {
+                        auto c = nlohmann::json::parse(readFile(d / "config.json"));
+                        c.erase("n_layer");
+                        writeFile(d / "config.json", c.dump());
+                      },
+                      "config.json", "missing key 'n_layer'"},
+        BadCheckpoint{"UnsupportedModelType",
+                      [](const fs::path& d) {
+                        auto c = nlohmann::json::parse(readFile(d / "config.json"));
+                        c["model_type"] = "falcon";
+                        writeFile(d / "config.json", c.dump());
+                      },
+                      "config.json", "supported: bert, bloom, gpt2, llama"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(Cli, BadIdsFileIsABadInput) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  writeFile(s / "ids.safetensors", "nonsense");
+  const auto r = runPosgeom({"forward", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--ids",
+                             (s / "ids.safetensors").string(), "--out", (s / "o.safetensors").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("ids.safetensors: header length"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,90 @@
+#include "posgeom/model/architecture.h"
+
+#include "posgeom/base/error.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+void writeConfig(const fs::path& dir, const std::string& json) {
+  fs::create_directories(dir);
+  writeFile(dir / "config.json", json);
+}
+
+std::string errorOf(const fs::path& dir) {
+  try {
+    model::loadModelConfig(dir);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Architecture, AllFourFamiliesRegisterThemselves) {
+  const auto types = model::supportedModelTypes();
+  for (const char* t : {"bert", "bloom", "gpt2", "llama"})
+    EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << t;
+}
+
+TEST(Architecture, UnknownModelTypeListsTheSupportedOnes) {
+  ScratchDir s;
+  writeConfig(s.path(), R"({"model_type": "mamba"})");
+  const auto msg = errorOf(s.path());
+  EXPECT_NE(msg.find("config.json"), std::string::npos);
+  EXPECT_NE(msg.find("unsupported model_type 'mamba'"), std::string::npos);
+  EXPECT_NE(msg.find("bert, bloom, gpt2, llama"), std::string::npos);
+}
+
+TEST(Architecture, MissingKeyIsNamedWithItsAliases) {
+  ScratchDir s;
+  writeConfig(s.path(), R"({"model_type": "gpt2", "vocab_size": 10, "n_layer": 2, "n_head": 2, "n_positions": 8})");
+  EXPECT_NE(errorOf(s.path()).find("missing key 'n_embd' or 'hidden_size'"), std::string::npos);
+}
+
+TEST(Architecture, MissingModelTypeIsAnError) {
+  ScratchDir s;
+  writeConfig(s.path(), R"({"vocab_size": 10})");
+  EXPECT_NE(errorOf(s.path()).find("missing key 'model_type'"), std::string::npos);
+}
+
+TEST(Architecture, ContradictoryHeadCountsAreRejected) {
+  ScratchDir s;
+  writeConfig(s.path(), R"({"model_type": "gpt2", "vocab_size": 10, "n_embd": 10, "n_layer": 2, "n_head": 3, "n_positions": 8})");
+  EXPECT_NE(errorOf(s.path()).find("not divisible"), std::string::npos);
+  writeConfig(s.path(), R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 16, "num_hidden_layers": 1,
+      "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 8})");
+  EXPECT_NE(errorOf(s.path()).find("not a multiple"), std::string::npos);
+}
+
+TEST(Architecture, Gpt2DefaultsFollowHuggingFace) {
+  ScratchDir s;
+  writeConfig(s.path(), R"({"model_type": "gpt2", "vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12,
+      "n_positions": 1024, "n_inner": null})");
+  const auto c = model::loadModelConfig(s.path());
+  EXPECT_EQ(c.intermediate_size, 4 * 768);
+  EXPECT_EQ(c.activation, "gelu_new");
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_FALSE(c.bidirectional);
+}
+
+TEST(Architecture, LlamaTwoConfigWithGroupedQueryAttention) {
+  ScratchDir s;
+  writeConfig(s.path(), R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 8192, "num_hidden_layers": 80,
+      "num_attention_heads": 64, "num_key_value_heads": 8, "intermediate_size": 28672, "rms_norm_eps": 1e-5,
+      "rope_theta": 10000.0, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_scaling": null})");
+  const auto c = model::loadModelConfig(s.path());
+  EXPECT_EQ(c.num_kv_heads, 8);
+  EXPECT_EQ(c.headDim(), 128);
+  EXPECT_DOUBLE_EQ(c.norm_eps, 1e-5);
+  EXPECT_EQ(c.positions, model::PositionScheme::kRope);
+}
+
+TEST(Architecture, WrongTypeForKeyIsNamed) {
+  ScratchDir s;
+  writeConfig(s.path(), R"({"model_type": "bert", "vocab_size": "many"})");
+  EXPECT_NE(errorOf(s.path()).find("'vocab_size' must be a positive integer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

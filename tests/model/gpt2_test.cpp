@@ -1,0 +1,48 @@
+#include "golden.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/model/loader.h"
+#include "posgeom/model/weights.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+class Gpt2Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Gpt2Golden, Float32MatchesReference) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/" + GetParam());
+  expectMatchesGolden(GetParam(), GetParam(), "float32", false, kFloat32Tolerance);
+}
+
+TEST_P(Gpt2Golden, BFloat16WithinTolerance) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/" + GetParam());
+  expectMatchesGolden(GetParam(), GetParam(), "bfloat16", false, kBFloat16Tolerance);
+}
+
+TEST_P(Gpt2Golden, Float16WithinTolerance) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/" + GetParam());
+  expectMatchesGolden(GetParam(), GetParam(), "float16", false, kFloat16Tolerance);
+}
+
+// tiny-gpt2-f16-prefixed stores float16 weights under "transformer." names.
+INSTANTIATE_TEST_SUITE_P(Fixtures, Gpt2Golden, ::testing::Values("tiny-gpt2", "tiny-gpt2-f16-prefixed"));
+
+TEST(Gpt2, QueryKeyMapsReproduceTheFusedProjection) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  const auto loaded = model::loadModel(sharedDir() / "fixtures/models/tiny-gpt2", model::Numerics::parse("float32", "cpu"));
+  const auto maps = loaded.model->queryKeyMaps(1);
+  const int64_t d = 64, h = 4, dh = 16;
+  ASSERT_EQ(maps.wq.sizes(), (at::IntArrayRef{h, dh, d}));
+  // c_attn stores [in, 3d]: the first d output columns are the query, the next d the key.
+  const auto file = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-gpt2/model.safetensors");
+  const auto w = model::tensorFromView(file.get("h.1.attn.c_attn.weight"));
+  const auto b = model::tensorFromView(file.get("h.1.attn.c_attn.bias"));
+  const auto x = at::randn({d});
+  const auto q_ref = (at::matmul(x, w) + b).narrow(0, 0, d).view({h, dh});
+  const auto k_ref = (at::matmul(x, w) + b).narrow(0, d, d).view({h, dh});
+  EXPECT_TRUE(at::allclose(at::matmul(maps.wq, x) + maps.bq, q_ref, 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(at::matmul(maps.wk, x) + maps.bk, k_ref, 1e-5, 1e-5));
+}
+
+}  // namespace
+}  // namespace posgeom::testing

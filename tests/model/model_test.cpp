@@ -1,0 +1,100 @@
+#include "posgeom/model/model.h"
+
+#include "posgeom/base/error.h"
+#include "posgeom/model/loader.h"
+#include "posgeom/model/random_checkpoint.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+class ModelContract : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = new ScratchDir();
+    model::RandomCheckpointSpec spec;
+    spec.layers = 3;
+    spec.vocab_size = 50;
+    spec.max_positions = 16;
+    model::writeRandomCheckpoint(spec, scratch_->path() / "m");
+  }
+  static void TearDownTestSuite() { delete scratch_; }
+  static model::LoadedModel load() {
+    return model::loadModel(scratch_->path() / "m", model::Numerics::parse("float32", "cpu"));
+  }
+  static ScratchDir* scratch_;
+};
+ScratchDir* ModelContract::scratch_ = nullptr;
+
+struct Recorder : model::LayerObserver {
+  std::vector<int64_t> hidden, attention;
+  void onHidden(int64_t l, const at::Tensor&) override { hidden.push_back(l); }
+  void onAttentionInput(int64_t b, const at::Tensor&) override { attention.push_back(b); }
+};
+
+TEST_F(ModelContract, ObserverSeesEveryLayerInOrder) {
+  const auto m = load();
+  Recorder rec;
+  model::ForwardRequest r;
+  r.ids = at::randint(0, 50, {2, 8}, at::kLong);
+  r.observer = &rec;
+  m.model->forward(r);
+  EXPECT_EQ(rec.hidden, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(rec.attention, (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST_F(ModelContract, LastLayerStopsEarlyAndSkipsTheHead) {
+  const auto m = load();
+  Recorder rec;
+  model::ForwardRequest r;
+  r.ids = at::randint(0, 50, {1, 8}, at::kLong);
+  r.observer = &rec;
+  r.last_layer = 1;
+  r.want_logits = true;
+  const auto out = m.model->forward(r);
+  EXPECT_EQ(rec.hidden, (std::vector<int64_t>{0, 1}));
+  EXPECT_FALSE(out.logits.defined());
+}
+
+TEST_F(ModelContract, RejectsIdsOutsideTheVocabulary) {
+  const auto m = load();
+  model::ForwardRequest r;
+  r.ids = at::full({1, 4}, 50, at::kLong);
+  EXPECT_THROW(m.model->forward(r), InputError);
+  r.ids = at::full({1, 4}, -1, at::kLong);
+  EXPECT_THROW(m.model->forward(r), InputError);
+}
+
+TEST_F(ModelContract, RejectsSequencesLongerThanTheLearnedPositions) {
+  const auto m = load();
+  model::ForwardRequest r;
+  r.ids = at::zeros({1, 17}, at::kLong);
+  try {
+    m.model->forward(r);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the model's 16 positions"), std::string::npos);
+  }
+}
+
+TEST_F(ModelContract, CausalModelIgnoresTheFuture) {
+  const auto m = load();
+  struct Last : model::LayerObserver {
+    at::Tensor h;
+    void onHidden(int64_t l, const at::Tensor& x) override {
+      if (l == 3) h = x.clone();
+    }
+  } a, b;
+  model::ForwardRequest r;
+  r.ids = at::randint(0, 50, {1, 8}, at::kLong);
+  r.observer = &a;
+  m.model->forward(r);
+  r.ids.index_put_({0, 7}, (r.ids[0][7].item<int64_t>() + 1) % 50);
+  r.observer = &b;
+  m.model->forward(r);
+  EXPECT_TRUE(at::allclose(a.h.narrow(1, 0, 7), b.h.narrow(1, 0, 7)));
+  EXPECT_FALSE(at::allclose(a.h.narrow(1, 7, 1), b.h.narrow(1, 7, 1)));
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,77 @@
+#include "posgeom/model/ops.h"
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+using model::Numerics;
+namespace ops = model::ops;
+
+TEST(Ops, AlibiSlopesForAPowerOfTwo) {
+  const auto s = ops::alibiSlopes(8);
+  for (int h = 0; h < 8; ++h) EXPECT_FLOAT_EQ(s[h].item<float>(), std::pow(2.0f, -(h + 1.0f)));
+}
+
+TEST(Ops, AlibiSlopesInterleaveForOtherHeadCounts) {
+  // 6 heads: the 4-head geometric series 2^-2, 2^-4, ... then odd powers of 2^-1.
+  const auto s = ops::alibiSlopes(6);
+  const std::vector<float> expected{0.25f, 0.0625f, 0.015625f, 0.00390625f, 0.5f, 0.125f};
+  ASSERT_EQ(s.numel(), 6);
+  for (int h = 0; h < 6; ++h) EXPECT_FLOAT_EQ(s[h].item<float>(), expected[static_cast<size_t>(h)]);
+  EXPECT_EQ(ops::alibiSlopes(12).numel(), 12);
+  EXPECT_EQ(ops::alibiSlopes(1).numel(), 1);
+}
+
+TEST(Ops, AlibiBiasPenalisesDistance) {
+  const auto bias = ops::alibiBias(at::tensor({0.5f}), 4, at::kCPU);
+  EXPECT_FLOAT_EQ(bias[0][3][0].item<float>(), -1.5f);
+  EXPECT_FLOAT_EQ(bias[0][3][3].item<float>(), 0.0f);
+}
+
+TEST(Ops, AttentionMatchesTheTextbookFormula) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const auto q = at::randn({1, 2, 5, 4}), k = at::randn({1, 2, 5, 4}), v = at::randn({1, 2, 5, 4});
+  auto scores = at::matmul(q, k.transpose(-1, -2)) / 2.0;
+  scores = scores.masked_fill(at::ones({5, 5}, at::kBool).triu(1), -INFINITY);
+  const auto expected = at::matmul(at::softmax(scores, -1), v);
+  EXPECT_TRUE(at::allclose(ops::attention(q, k, v, true, {}, num), expected, 1e-5, 1e-6));
+}
+
+TEST(Ops, GroupedQueryAttentionSharesKeyHeads) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const auto q = at::randn({2, 4, 3, 8}), k = at::randn({2, 2, 3, 8}), v = at::randn({2, 2, 3, 8});
+  const auto grouped = ops::attention(q, k, v, true, {}, num);
+  const auto expanded = ops::attention(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), true, {}, num);
+  EXPECT_TRUE(at::allclose(grouped, expanded));
+}
+
+TEST(Ops, RotaryRotatesPairsOfHalves) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const auto tables = ops::rotaryTables(3, 4, 10000.0, num);
+  // Position 2, frequency index 1: angle 2 * 10000^(-2/4) = 0.02.
+  EXPECT_NEAR(tables.cos[2][1].item<float>(), std::cos(0.02f), 1e-7);
+  EXPECT_NEAR(tables.sin[2][3].item<float>(), std::sin(0.02f), 1e-7);
+  const auto x = at::tensor({1.0f, 0.0f, 0.0f, 0.0f}).view({1, 1, 1, 4}).expand({1, 1, 3, 4});
+  const auto y = ops::applyRotary(x, tables);
+  EXPECT_NEAR(y[0][0][2][0].item<float>(), std::cos(2.0f), 1e-6);
+  EXPECT_NEAR(y[0][0][2][2].item<float>(), std::sin(2.0f), 1e-6);
+  // Rotation keeps norms.
+  EXPECT_TRUE(at::allclose(y.norm(2, -1), x.norm(2, -1)));
+}
+
+TEST(Ops, NormsAndActivations) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const auto x = at::tensor({1.0f, 2.0f, 3.0f, 4.0f}).view({1, 4});
+  const auto rms = ops::rmsNorm(x, at::ones({4}), 0.0, num);
+  EXPECT_NEAR(rms.pow(2).mean().item<float>(), 1.0f, 1e-6);
+  const auto ln = ops::layerNorm(x, at::ones({4}), at::zeros({4}), 0.0, num);
+  EXPECT_NEAR(ln.mean().item<float>(), 0.0f, 1e-6);
+  EXPECT_NEAR(ops::activation("gelu_new", at::tensor({1.0f}), num).item<float>(), 0.841192f, 1e-5);
+  EXPECT_NEAR(ops::activation("gelu", at::tensor({1.0f}), num).item<float>(), 0.841345f, 1e-5);
+  EXPECT_FALSE(ops::isKnownActivation("tanh_but_wrong"));
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,70 @@
+#include "golden.h"
+
+#include <gtest/gtest.h>
+
+#include "posgeom/io/safetensors.h"
+#include "posgeom/model/loader.h"
+#include "posgeom/model/weights.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+class Collector final : public model::LayerObserver {
+ public:
+  void onHidden(int64_t layer, const at::Tensor& h) override {
+    hidden.resize(static_cast<size_t>(layer) + 1);
+    hidden[static_cast<size_t>(layer)] = h.to(at::kDouble);
+  }
+  std::vector<at::Tensor> hidden;
+};
+
+}  // namespace
+
+std::vector<GoldenComparison> compareWithGolden(const std::string& model_name, const std::string& golden_name,
+                                                const model::Numerics& numerics, bool causal) {
+  const auto dir = sharedDir() / "fixtures" / "models" / model_name;
+  const auto golden = io::SafetensorsFile::open(sharedDir() / "fixtures" / "golden" / (golden_name + ".safetensors"));
+  const auto loaded = model::loadModel(dir, numerics);
+  Collector collector;
+  model::ForwardRequest request;
+  request.ids = model::tensorFromView(golden.get("input_ids")).to(at::kLong);
+  if (causal) request.causal = true;
+  request.want_final_norm = true;
+  request.want_logits = true;
+  request.observer = &collector;
+  const auto out = loaded.model->forward(request);
+
+  std::vector<GoldenComparison> result;
+  for (const auto& [name, view] : golden.tensors()) {
+    if (name == "input_ids") continue;
+    GoldenComparison c;
+    c.tensor = name;
+    at::Tensor produced;
+    if (name == "final_norm") produced = out.final_norm;
+    if (name == "logits") produced = out.logits;
+    if (name.rfind("hidden.", 0) == 0) {
+      const auto l = std::stoul(name.substr(7));
+      if (l < collector.hidden.size()) produced = collector.hidden[l];
+    }
+    const auto expected = model::tensorFromView(view).to(at::kDouble);
+    c.max_abs_golden = expected.abs().max().item<double>();
+    c.produced = produced.defined() && produced.sizes() == expected.sizes();
+    if (c.produced) c.max_abs_error = (produced.to(at::kCPU, at::kDouble) - expected).abs().max().item<double>();
+    result.push_back(c);
+  }
+  return result;
+}
+
+void expectMatchesGolden(const std::string& model_name, const std::string& golden_name, const std::string& dtype,
+                         bool causal, double rel_tol) {
+  const auto comparisons = compareWithGolden(model_name, golden_name, model::Numerics::parse(dtype, "cpu"), causal);
+  ASSERT_FALSE(comparisons.empty());
+  for (const auto& c : comparisons) {
+    EXPECT_TRUE(c.produced) << golden_name << ": " << c.tensor << " not produced";
+    EXPECT_LE(c.max_abs_error, rel_tol * (1.0 + c.max_abs_golden))
+        << golden_name << " " << c.tensor << " in " << dtype << ": max |error| " << c.max_abs_error;
+  }
+}
+
+}  // namespace posgeom::testing

@@ -1,0 +1,88 @@
+#include "test_support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace posgeom::testing {
+namespace fs = std::filesystem;
+
+fs::path sharedDir() {
+  if (const char* env = std::getenv("POSGEOM_SHARED"); env && *env) return fs::path(env);
+  const fs::path beside = fs::path(POSGEOM_SOURCE_DIR).parent_path() / "shared";
+  return fs::exists(beside) ? beside : fs::path();
+}
+
+bool runningInCi() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+ScratchDir::ScratchDir() {
+  std::random_device rd;
+  path_ = fs::temp_directory_path() / ("posgeom-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  fs::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(path_, ec);
+}
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void writeFile(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+std::string safetensorsBytes(const std::string& header, const std::string& data, long long claimed_length) {
+  const auto n = static_cast<unsigned long long>(claimed_length >= 0 ? claimed_length : static_cast<long long>(header.size()));
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+fs::path copyFixtureModel(const std::string& name, const fs::path& into) {
+  const fs::path target = into / name;
+  fs::copy(sharedDir() / "fixtures" / "models" / name, target, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(target))
+    fs::permissions(e.path(), fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::add);
+  fs::permissions(target, fs::perms::owner_all, fs::perm_options::add);
+  return target;
+}
+
+CommandResult runPosgeom(const std::vector<std::string>& args) {
+  ScratchDir scratch;
+  const auto out_path = scratch / "stdout", err_path = scratch / "stderr";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<std::string> argv_storage{POSGEOM_BINARY};
+    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (!std::freopen(out_path.c_str(), "w", stdout) || !std::freopen(err_path.c_str(), "w", stderr)) _exit(127);
+    ::execv(POSGEOM_BINARY, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = readFile(out_path);
+  r.err = readFile(err_path);
+  return r;
+}
+
+}  // namespace posgeom::testing

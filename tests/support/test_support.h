@@ -1,0 +1,56 @@
+#pragma once
+// Shared helpers for every suite: where ../shared is, scratch directories, and
+// running the posgeom binary.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace posgeom::testing {
+
+// ../shared beside the checkout, or $POSGEOM_SHARED. Empty when absent.
+std::filesystem::path sharedDir();
+bool runningInCi();
+
+// A fresh directory removed when the object goes out of scope.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs the posgeom executable built with the tests.
+CommandResult runPosgeom(const std::vector<std::string>& args);
+
+std::string readFile(const std::filesystem::path& path);
+void writeFile(const std::filesystem::path& path, const std::string& bytes);
+// A raw safetensors image: 8-byte length (the real one unless `claimed_length` is given),
+// the header text as is, then the data bytes. For building malformed files.
+std::string safetensorsBytes(const std::string& header, const std::string& data, long long claimed_length = -1);
+// Copies a fixture model directory so a test can damage it.
+std::filesystem::path copyFixtureModel(const std::string& name, const std::filesystem::path& into);
+
+}  // namespace posgeom::testing
+
+// Skips the test (fails under CI=true) when a path under ../shared is missing.
+#define POSGEOM_REQUIRE_SHARED(relative)                                                         \
+  do {                                                                                           \
+    const auto posgeom_shared_ = ::posgeom::testing::sharedDir();                                \
+    if (posgeom_shared_.empty() || !std::filesystem::exists(posgeom_shared_ / (relative))) {     \
+      if (::posgeom::testing::runningInCi()) FAIL() << "missing ../shared/" << (relative);       \
+      GTEST_SKIP() << "needs ../shared/" << (relative) << " (set POSGEOM_SHARED)";               \
+    }                                                                                            \
+  } while (0)
