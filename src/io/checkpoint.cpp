@@ -1,8 +1,5 @@
 #include "posgeom/io/checkpoint.h"
 
-#include <map>
-#include <set>
-
 #include "posgeom/base/error.h"
 #include "posgeom/io/json_file.h"
 
@@ -11,80 +8,95 @@ namespace fs = std::filesystem;
 namespace {
 constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr const char* kSingleName = "model.safetensors";
-constexpr const char* kPytorchBinName = "pytorch_model.bin";
 
-std::vector<SafetensorsFile> openShards(const fs::path& index_path) {
+void addShard(std::map<std::string, TensorView>& views, std::map<std::string, std::string>& file_of,
+              const SafetensorsFile& shard) {
+  for (const auto& [name, view] : shard.tensors()) {
+    if (!views.emplace(name, view).second)
+      throw InputError(shard.path().string(), "tensor '" + name + "' appears in more than one shard");
+    file_of[name] = shard.path().string();
+  }
+}
+}  // namespace
+
+std::string pytorchBinConversionHint() {
+  return "convert it to safetensors, e.g. in Python: import torch; from safetensors.torch import save_file; "
+         "save_file(torch.load('pytorch_model.bin'), 'model.safetensors')";
+}
+
+std::map<std::string, std::vector<std::string>> readShardIndex(const fs::path& index_path) {
   const auto index = readJsonFile(index_path);
   const auto map = index.find("weight_map");
-  if (map == index.end() || !map->is_object())
-    throw InputError(index_path.string(), "missing object 'weight_map'");
+  if (map == index.end() || !map->is_object()) throw InputError(index_path.string(), "missing object 'weight_map'");
   std::map<std::string, std::vector<std::string>> by_file;
   for (const auto& [tensor, file] : map->items()) {
     if (!file.is_string()) throw InputError(index_path.string(), "weight_map entry '" + tensor + "' is not a file name");
     const auto name = file.get<std::string>();
     if (name.empty() || name.find('/') != std::string::npos || name == "..")
       throw InputError(index_path.string(), "weight_map names a file outside the model directory: '" + name + "'");
+    if (!fs::exists(index_path.parent_path() / name))
+      throw InputError(index_path.string(), "shard '" + name + "' listed in weight_map does not exist");
     by_file[name].push_back(tensor);
   }
-  std::vector<SafetensorsFile> shards;
-  for (const auto& [file, tensors] : by_file) {
-    const fs::path shard_path = index_path.parent_path() / file;
-    if (!fs::exists(shard_path))
-      throw InputError(index_path.string(), "shard '" + file + "' listed in weight_map does not exist");
-    shards.push_back(SafetensorsFile::open(shard_path));
-    for (const auto& t : tensors)
-      if (!shards.back().find(t))
-        throw InputError(shard_path.string(), "tensor '" + t + "' listed in " + kIndexName + " is not in this shard");
-  }
-  return shards;
+  return by_file;
 }
-}  // namespace
 
 bool Checkpoint::hasSafetensors(const fs::path& dir) {
   return fs::exists(dir / kIndexName) || fs::exists(dir / kSingleName);
 }
-bool Checkpoint::hasPytorchBin(const fs::path& dir) { return fs::exists(dir / kPytorchBinName); }
+bool Checkpoint::hasPytorchBin(const fs::path& dir) {
+  return fs::exists(dir / "pytorch_model.bin") || fs::exists(dir / "pytorch_model.bin.index.json");
+}
 
 Checkpoint Checkpoint::open(const fs::path& dir) {
-  Checkpoint c;
-  c.dir_ = dir;
+  std::vector<fs::path> files;
+  std::map<std::string, TensorView> views;
+  std::map<std::string, std::string> file_of;
   if (fs::exists(dir / kIndexName)) {
-    c.shards_ = openShards(dir / kIndexName);
+    for (const auto& [file, tensors] : readShardIndex(dir / kIndexName)) {
+      const auto shard = SafetensorsFile::open(dir / file);
+      for (const auto& t : tensors)
+        if (!shard.find(t))
+          throw InputError(shard.path().string(),
+                           "tensor '" + t + "' listed in " + std::string(kIndexName) + " is not in this shard");
+      addShard(views, file_of, shard);
+      files.push_back(dir / file);
+    }
   } else if (fs::exists(dir / kSingleName)) {
-    c.shards_.push_back(SafetensorsFile::open(dir / kSingleName));
+    addShard(views, file_of, SafetensorsFile::open(dir / kSingleName));
+    files.push_back(dir / kSingleName);
   } else if (hasPytorchBin(dir)) {
-    throw InputError((dir / kPytorchBinName).string(),
-                     "cannot read this pytorch_model.bin; convert it to safetensors, e.g. in Python: "
-                     "from safetensors.torch import save_file; import torch; "
-                     "save_file(torch.load('pytorch_model.bin'), 'model.safetensors')");
+    throw InputError((dir / "pytorch_model.bin").string(), "cannot read pytorch_model.bin here; " + pytorchBinConversionHint());
   } else {
     throw InputError(dir.string(), "no model weights found (expected model.safetensors, " + std::string(kIndexName) +
                                        " or pytorch_model.bin)");
   }
-  std::set<std::string> seen;
-  for (const auto& shard : c.shards_)
-    for (const auto& [name, view] : shard.tensors())
-      if (!seen.insert(name).second)
-        throw InputError(shard.path().string(), "tensor '" + name + "' appears in more than one shard");
+  return fromViews(dir, std::move(files), std::move(views), std::move(file_of));
+}
+
+Checkpoint Checkpoint::fromViews(const fs::path& dir, std::vector<fs::path> files, std::map<std::string, TensorView> views,
+                                 std::map<std::string, std::string> file_of) {
+  Checkpoint c;
+  c.dir_ = dir;
+  c.files_ = std::move(files);
+  c.tensors_ = std::move(views);
+  c.file_of_ = std::move(file_of);
   return c;
 }
 
 const TensorView* Checkpoint::find(const std::string& name) const {
-  for (const auto& shard : shards_)
-    if (const auto* v = shard.find(name)) return v;
-  return nullptr;
+  const auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
 }
 
 std::string Checkpoint::fileOf(const std::string& name) const {
-  for (const auto& shard : shards_)
-    if (shard.find(name)) return shard.path().string();
-  return dir_.string();
+  const auto it = file_of_.find(name);
+  return it == file_of_.end() ? dir_.string() : it->second;
 }
 
 std::vector<std::string> Checkpoint::names() const {
   std::vector<std::string> out;
-  for (const auto& shard : shards_)
-    for (const auto& [name, view] : shard.tensors()) out.push_back(name);
+  for (const auto& [name, view] : tensors_) out.push_back(name);
   return out;
 }
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <sstream>
 
-#include "posgeom/io/checkpoint.h"
+#include "posgeom/model/checkpoint_source.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/tensor_resolver.h"
@@ -15,7 +15,7 @@ nlohmann::json inspectModel(const std::string& model) {
   const fs::path dir = io::resolveModelDir(model, io::processEnv());
   const auto config = loadModelConfig(dir);
   const auto& arch = architectureFor(config.model_type, config.source.string());
-  const auto checkpoint = io::Checkpoint::open(dir);
+  const auto checkpoint = openCheckpoint(dir);
   const auto resolved = resolveTensors(checkpoint, arch, config);
 
   int64_t parameters = 0;
@@ -27,7 +27,7 @@ nlohmann::json inspectModel(const std::string& model) {
     has_lm_head = has_lm_head || t.spec.name == "lm_head.weight";
   }
   nlohmann::json files = nlohmann::json::array();
-  for (const auto& shard : checkpoint.shards()) files.push_back(shard.path().filename().string());
+  for (const auto& file : checkpoint.files()) files.push_back(file.filename().string());
   nlohmann::json tokenizer = nlohmann::json::array();
   for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
                            "merges.txt", "vocab.txt", "tokenizer.model"})

@@ -1,7 +1,7 @@
 #include "posgeom/model/loader.h"
 
 #include "posgeom/base/error.h"
-#include "posgeom/io/checkpoint.h"
+#include "posgeom/model/checkpoint_source.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/weights.h"
 
@@ -11,7 +11,7 @@ LoadedModel loadModel(const std::filesystem::path& dir, const Numerics& numerics
   if (!std::filesystem::is_directory(dir)) throw InputError(dir.string(), "model directory does not exist");
   const auto config = loadModelConfig(dir);
   const auto& arch = architectureFor(config.model_type, config.source.string());
-  const Weights weights(io::Checkpoint::open(dir), arch, config, numerics);
+  const Weights weights(openCheckpoint(dir), arch, config, numerics);
   return {arch.build(config, weights, numerics), dir};
 }
 

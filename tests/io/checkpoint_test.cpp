@@ -19,7 +19,7 @@ std::string openError(const fs::path& dir) {
 TEST(Checkpoint, ReadsShardsThroughTheIndex) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
   const auto c = io::Checkpoint::open(sharedDir() / "fixtures/models/tiny-llama");
-  EXPECT_EQ(c.shards().size(), 2u);
+  EXPECT_EQ(c.files().size(), 2u);
   ASSERT_NE(c.find("lm_head.weight"), nullptr);
   EXPECT_NE(c.fileOf("lm_head.weight").find("model-00002-of-00002"), std::string::npos);
   EXPECT_NE(c.find("model.embed_tokens.weight"), nullptr);

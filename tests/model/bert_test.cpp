@@ -8,30 +8,11 @@
 namespace posgeom::testing {
 namespace {
 
-struct BertCase {
-  const char* golden;
-  bool causal;
-};
-void PrintTo(const BertCase& c, std::ostream* os) { *os << c.golden; }
-
-class BertGolden : public ::testing::TestWithParam<BertCase> {};
-
-TEST_P(BertGolden, Float32MatchesReference) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bert");
-  expectMatchesGolden("tiny-bert", GetParam().golden, "float32", GetParam().causal, kFloat32Tolerance);
-}
-TEST_P(BertGolden, BFloat16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bert");
-  expectMatchesGolden("tiny-bert", GetParam().golden, "bfloat16", GetParam().causal, kBFloat16Tolerance);
-}
-TEST_P(BertGolden, Float16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bert");
-  expectMatchesGolden("tiny-bert", GetParam().golden, "float16", GetParam().causal, kFloat16Tolerance);
-}
-
 // Bidirectional by default; tiny-bert-causal is the same weights under --causal.
-INSTANTIATE_TEST_SUITE_P(Masks, BertGolden,
-                         ::testing::Values(BertCase{"tiny-bert", false}, BertCase{"tiny-bert-causal", true}));
+INSTANTIATE_TEST_SUITE_P(TinyBert, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-bert", "tiny-bert")),
+                         goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(TinyBertCausal, GoldenParity,
+                         ::testing::ValuesIn(goldenCases("tiny-bert", "tiny-bert-causal", true)), goldenCaseName);
 
 TEST(Bert, CausalAndBidirectionalDiffer) {
   POSGEOM_REQUIRE_SHARED("fixtures/golden/tiny-bert-causal.safetensors");

@@ -6,18 +6,8 @@
 namespace posgeom::testing {
 namespace {
 
-TEST(BloomGolden, Float32MatchesReference) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
-  expectMatchesGolden("tiny-bloom", "tiny-bloom", "float32", false, kFloat32Tolerance);
-}
-TEST(BloomGolden, BFloat16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
-  expectMatchesGolden("tiny-bloom", "tiny-bloom", "bfloat16", false, kBFloat16Tolerance);
-}
-TEST(BloomGolden, Float16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
-  expectMatchesGolden("tiny-bloom", "tiny-bloom", "float16", false, kFloat16Tolerance);
-}
+INSTANTIATE_TEST_SUITE_P(TinyBloom, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-bloom", "tiny-bloom")),
+                         goldenCaseName);
 
 TEST(Bloom, ExposesSixNonPowerOfTwoAlibiSlopes) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");

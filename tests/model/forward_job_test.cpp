@@ -1,6 +1,5 @@
 #include "posgeom/model/forward_job.h"
 
-#include "golden.h"
 #include "posgeom/base/error.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
@@ -9,13 +8,18 @@
 namespace posgeom::testing {
 namespace {
 
-TEST(ForwardJob, WritesEveryHiddenStateFinalNormAndLogits) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
-  ScratchDir s;
+model::ForwardJob tinyGpt2Job(const ScratchDir& s) {
   model::ForwardJob job;
   job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
   job.ids_path = sharedDir() / "fixtures/golden/tiny-gpt2.safetensors";
   job.out_path = s / "out.safetensors";
+  return job;
+}
+
+TEST(ForwardJob, WritesEveryHiddenStateFinalNormAndLogits) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const auto job = tinyGpt2Job(s);
   model::runForwardJob(job);
   const auto out = io::SafetensorsFile::open(job.out_path);
   for (const char* name : {"hidden.0", "hidden.3", "final_norm"}) {
@@ -30,10 +34,7 @@ TEST(ForwardJob, WritesEveryHiddenStateFinalNormAndLogits) {
 TEST(ForwardJob, FinalNormFlagReplacesTheLastHiddenState) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
   ScratchDir s;
-  model::ForwardJob job;
-  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
-  job.ids_path = sharedDir() / "fixtures/golden/tiny-gpt2.safetensors";
-  job.out_path = s / "out.safetensors";
+  auto job = tinyGpt2Job(s);
   job.final_norm_last = true;
   model::runForwardJob(job);
   const auto out = io::SafetensorsFile::open(job.out_path);
@@ -49,10 +50,8 @@ TEST(ForwardJob, IdsMustBeIntegers) {
   io::SafetensorsWriter w;
   w.addF32("input_ids", {1, 2}, {1.0f, 2.0f});
   w.write(s / "ids.safetensors");
-  model::ForwardJob job;
-  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
+  auto job = tinyGpt2Job(s);
   job.ids_path = s / "ids.safetensors";
-  job.out_path = s / "out.safetensors";
   EXPECT_THROW(model::runForwardJob(job), InputError);
   EXPECT_FALSE(std::filesystem::exists(job.out_path));
 }

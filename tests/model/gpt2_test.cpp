@@ -7,25 +7,12 @@
 namespace posgeom::testing {
 namespace {
 
-class Gpt2Golden : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(Gpt2Golden, Float32MatchesReference) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/" + GetParam());
-  expectMatchesGolden(GetParam(), GetParam(), "float32", false, kFloat32Tolerance);
-}
-
-TEST_P(Gpt2Golden, BFloat16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/" + GetParam());
-  expectMatchesGolden(GetParam(), GetParam(), "bfloat16", false, kBFloat16Tolerance);
-}
-
-TEST_P(Gpt2Golden, Float16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/" + GetParam());
-  expectMatchesGolden(GetParam(), GetParam(), "float16", false, kFloat16Tolerance);
-}
-
 // tiny-gpt2-f16-prefixed stores float16 weights under "transformer." names.
-INSTANTIATE_TEST_SUITE_P(Fixtures, Gpt2Golden, ::testing::Values("tiny-gpt2", "tiny-gpt2-f16-prefixed"));
+INSTANTIATE_TEST_SUITE_P(TinyGpt2, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-gpt2", "tiny-gpt2")),
+                         goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(TinyGpt2F16Prefixed, GoldenParity,
+                         ::testing::ValuesIn(goldenCases("tiny-gpt2-f16-prefixed", "tiny-gpt2-f16-prefixed")),
+                         goldenCaseName);
 
 TEST(Gpt2, QueryKeyMapsReproduceTheFusedProjection) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");

@@ -6,18 +6,8 @@ namespace posgeom::testing {
 namespace {
 
 // tiny-llama is sharded (index file), stored in bfloat16, with 8 query and 4 key/value heads.
-TEST(LlamaGolden, Float32MatchesReference) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
-  expectMatchesGolden("tiny-llama", "tiny-llama", "float32", false, kFloat32Tolerance);
-}
-TEST(LlamaGolden, BFloat16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
-  expectMatchesGolden("tiny-llama", "tiny-llama", "bfloat16", false, kBFloat16Tolerance);
-}
-TEST(LlamaGolden, Float16WithinTolerance) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
-  expectMatchesGolden("tiny-llama", "tiny-llama", "float16", false, kFloat16Tolerance);
-}
+INSTANTIATE_TEST_SUITE_P(TinyLlama, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-llama", "tiny-llama")),
+                         goldenCaseName);
 
 TEST(Llama, KeyMapsAreSharedWithinGroups) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");

@@ -67,4 +67,28 @@ void expectMatchesGolden(const std::string& model_name, const std::string& golde
   }
 }
 
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.golden << " in " << c.dtype; }
+
+std::vector<GoldenCase> goldenCases(const std::string& model, const std::string& golden, bool causal) {
+  std::vector<GoldenCase> out;
+  for (const char* dtype : {"float32", "bfloat16", "float16"}) out.push_back({model, golden, causal, dtype});
+  return out;
+}
+
+std::string goldenCaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
+  std::string n = info.param.golden + "_" + info.param.dtype;
+  for (auto& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+TEST_P(GoldenParity, MatchesTheFloat64Reference) {
+  const auto& c = GetParam();
+  POSGEOM_REQUIRE_SHARED("fixtures/golden/" + c.golden + ".safetensors");
+  const double tolerance = c.dtype == "float32" ? kFloat32Tolerance
+                           : c.dtype == "bfloat16" ? kBFloat16Tolerance
+                                                   : kFloat16Tolerance;
+  expectMatchesGolden(c.model, c.golden, c.dtype, c.causal, tolerance);
+}
+
 }  // namespace posgeom::testing

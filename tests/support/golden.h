@@ -1,5 +1,8 @@
 #pragma once
 // Runs a fixture model on its golden input_ids and compares with the float64 reference.
+#include <gtest/gtest.h>
+
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,5 +31,19 @@ void expectMatchesGolden(const std::string& model, const std::string& golden, co
 constexpr double kFloat32Tolerance = 1e-4;
 constexpr double kBFloat16Tolerance = 0.1;
 constexpr double kFloat16Tolerance = 0.015;
+
+// One parity check per (fixture, compute dtype): each architecture's test file
+// instantiates GoldenParity with its fixtures through goldenCases().
+struct GoldenCase {
+  std::string model;
+  std::string golden;
+  bool causal = false;
+  std::string dtype;
+};
+void PrintTo(const GoldenCase& c, std::ostream* os);
+class GoldenParity : public ::testing::TestWithParam<GoldenCase> {};
+// The fixture under float32, bfloat16 and float16.
+std::vector<GoldenCase> goldenCases(const std::string& model, const std::string& golden, bool causal = false);
+std::string goldenCaseName(const ::testing::TestParamInfo<GoldenCase>& info);
 
 }  // namespace posgeom::testing

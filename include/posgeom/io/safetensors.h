@@ -19,7 +19,7 @@ struct TensorView {
   std::vector<int64_t> shape;
   const std::byte* data = nullptr;  // points into the mapped file
   std::size_t nbytes = 0;
-  std::shared_ptr<const MappedFile> owner;  // keeps `data` valid for whoever holds the view
+  std::shared_ptr<const void> owner;  // keeps `data` valid (a mapping, a loaded tensor) for whoever holds the view
   int64_t numel() const;
 };
 
