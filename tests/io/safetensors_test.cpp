@@ -1,5 +1,7 @@
 #include "posgeom/io/safetensors.h"
 
+#include <cstring>
+
 #include "posgeom/base/error.h"
 #include "test_support.h"
 
@@ -113,7 +115,9 @@ TEST(SafetensorsFile, OpensMapsAndFindsTensors) {
   const auto f = io::SafetensorsFile::open(s / "a.safetensors");
   const auto& t = f.get("t");
   EXPECT_EQ(t.numel(), 2);
-  EXPECT_EQ(reinterpret_cast<const float*>(t.data)[1], -3.0f);
+  float second = 0;  // the data of a hand-made file need not be aligned
+  std::memcpy(&second, t.data + 4, 4);
+  EXPECT_EQ(second, -3.0f);
   EXPECT_EQ(f.find("nope"), nullptr);
   EXPECT_THROW(f.get("nope"), InputError);
 }

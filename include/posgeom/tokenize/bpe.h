@@ -1,0 +1,47 @@
+#pragma once
+// Byte-pair encoding of one pre-tokenized piece: merges applied lowest rank first.
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "posgeom/tokenize/tokenizer.h"
+
+namespace posgeom::tokenize {
+
+struct BpeOptions {
+  std::optional<std::string> unk_token;
+  bool byte_fallback = false;  // unknown characters become <0xXX> byte tokens (Llama)
+  bool ignore_merges = false;  // a piece that is itself in the vocabulary is taken whole
+};
+
+class BpeModel {
+ public:
+  // `merges` in rank order as (left, right) token strings. Throws InputError naming
+  // `where` when a merge names a token missing from the vocabulary.
+  BpeModel(std::unordered_map<std::string, int32_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+           BpeOptions options, const std::string& where);
+
+  void encode(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const;
+  int64_t vocabSize() const { return vocab_size_; }
+  std::optional<int32_t> idOf(const std::string& token) const;
+
+ private:
+  void encodeUncached(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const;
+  std::unordered_map<std::string, int32_t> vocab_;
+  // (left id << 32 | right id) -> (rank, merged id)
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
+  BpeOptions options_;
+  std::optional<int32_t> unk_id_;
+  std::vector<int32_t> byte_ids_;  // <0xXX> tokens, when byte_fallback
+  int64_t vocab_size_ = 0;
+  // Words repeat: a bounded cache of piece -> ids makes BPE cheap on real text.
+  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+  mutable std::mutex cache_mutex_;
+};
+
+}  // namespace posgeom::tokenize

@@ -1,0 +1,60 @@
+#include "posgeom/tokenize/wordpiece.h"
+
+#include "posgeom/base/error.h"
+#include "posgeom/tokenize/unicode.h"
+
+namespace posgeom::tokenize {
+
+WordPieceModel::WordPieceModel(std::unordered_map<std::string, int32_t> vocab, WordPieceOptions options,
+                               const std::string& where)
+    : vocab_(std::move(vocab)), options_(std::move(options)) {
+  const auto it = vocab_.find(options_.unk_token);
+  if (it == vocab_.end()) throw InputError(where, "the unknown token '" + options_.unk_token + "' is not in the vocabulary");
+  unk_id_ = it->second;
+  for (const auto& [token, id] : vocab_) vocab_size_ = std::max<int64_t>(vocab_size_, int64_t{id} + 1);
+}
+
+std::optional<int32_t> WordPieceModel::idOf(const std::string& token) const {
+  const auto it = vocab_.find(token);
+  if (it == vocab_.end()) return std::nullopt;
+  return it->second;
+}
+
+void WordPieceModel::encode(std::string_view word, std::vector<int32_t>& out, EncodeStats& stats) const {
+  if (word.empty()) return;
+  // Character boundaries, so that pieces never split a code point.
+  std::vector<std::size_t> bounds{0};
+  for (std::size_t pos = 0; pos < word.size();) {
+    decodeUtf8(word, pos);
+    bounds.push_back(pos);
+  }
+  if (bounds.size() - 1 > options_.max_chars_per_word) {
+    out.push_back(unk_id_);
+    ++stats.unknown_tokens;
+    return;
+  }
+  std::vector<int32_t> pieces;
+  std::size_t start = 0;  // index into bounds
+  while (start + 1 < bounds.size()) {
+    std::size_t end = bounds.size() - 1;
+    std::optional<int32_t> found;
+    for (; end > start; --end) {
+      std::string candidate(word.substr(bounds[start], bounds[end] - bounds[start]));
+      if (start > 0) candidate = options_.continuing_prefix + candidate;
+      if (const auto it = vocab_.find(candidate); it != vocab_.end()) {
+        found = it->second;
+        break;
+      }
+    }
+    if (!found) {
+      out.push_back(unk_id_);
+      ++stats.unknown_tokens;
+      return;
+    }
+    pieces.push_back(*found);
+    start = end;
+  }
+  out.insert(out.end(), pieces.begin(), pieces.end());
+}
+
+}  // namespace posgeom::tokenize

@@ -1,0 +1,60 @@
+#include "posgeom/tokenize/bpe.h"
+
+#include "posgeom/base/error.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+using namespace posgeom::tokenize;
+
+std::vector<int32_t> encode(const BpeModel& m, const std::string& piece, EncodeStats* stats = nullptr) {
+  EncodeStats local;
+  std::vector<int32_t> out;
+  m.encode(piece, out, stats ? *stats : local);
+  return out;
+}
+
+TEST(Bpe, MergesApplyLowestRankFirst) {
+  // "abc": rank 0 "b c" beats rank 1 "a b", so the result is a + bc.
+  const BpeModel m({{"a", 0}, {"b", 1}, {"c", 2}, {"ab", 3}, {"bc", 4}}, {{"b", "c"}, {"a", "b"}}, {}, "t");
+  EXPECT_EQ(encode(m, "abc"), (std::vector<int32_t>{0, 4}));
+  EXPECT_EQ(encode(m, "ab"), (std::vector<int32_t>{3}));
+  EXPECT_EQ(encode(m, "abc"), (std::vector<int32_t>{0, 4}));  // again, from the cache
+}
+
+TEST(Bpe, ByteFallbackForUnknownCharacters) {
+  std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}, {"a", 1}};
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", b);
+    vocab[name] = 2 + b;
+  }
+  BpeOptions options;
+  options.unk_token = "<unk>";
+  options.byte_fallback = true;
+  const BpeModel m(vocab, {}, options, "t");
+  EXPECT_EQ(encode(m, "a\xC3\xA9"), (std::vector<int32_t>{1, 2 + 0xC3, 2 + 0xA9}));
+}
+
+TEST(Bpe, UnknownWithoutFallbackUsesUnkAndCounts) {
+  BpeOptions options;
+  options.unk_token = "?";
+  const BpeModel m({{"?", 0}, {"a", 1}}, {}, options, "t");
+  EncodeStats stats;
+  EXPECT_EQ(encode(m, "ax", &stats), (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(stats.unknown_tokens, 1u);
+}
+
+TEST(Bpe, IgnoreMergesTakesWholeWords) {
+  BpeOptions options;
+  options.ignore_merges = true;
+  const BpeModel m({{"a", 0}, {"b", 1}, {"ab", 2}, {"abab", 3}}, {{"a", "b"}}, options, "t");
+  EXPECT_EQ(encode(m, "abab"), (std::vector<int32_t>{3}));
+}
+
+TEST(Bpe, MergeWithUnknownTokenIsABadInput) {
+  EXPECT_THROW(BpeModel({{"a", 0}}, {{"a", "z"}}, {}, "t"), InputError);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
