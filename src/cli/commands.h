@@ -14,5 +14,6 @@ struct Command {
 void addForwardCommand(CLI::App& app, std::vector<Command>& commands);
 void addInspectCommand(CLI::App& app, std::vector<Command>& commands);
 void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands);
+void addTokenizeCommand(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace posgeom::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   posgeom::cli::addForwardCommand(app, commands);
   posgeom::cli::addInspectCommand(app, commands);
   posgeom::cli::addRandomModelCommand(app, commands);
+  posgeom::cli::addTokenizeCommand(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -8,7 +8,6 @@
 
 namespace posgeom::tokenize {
 namespace {
-constexpr std::size_t kCacheLimit = 1 << 18;
 uint64_t pairKey(int32_t a, int32_t b) { return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b); }
 }  // namespace
 
@@ -48,20 +47,7 @@ std::optional<int32_t> BpeModel::idOf(const std::string& token) const {
 
 void BpeModel::encode(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const {
   if (piece.empty()) return;
-  const std::string key(piece);
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    if (const auto it = cache_.find(key); it != cache_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
-  std::vector<int32_t> ids;
-  encodeUncached(piece, ids, stats);
-  out.insert(out.end(), ids.begin(), ids.end());
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (cache_.size() >= kCacheLimit) cache_.clear();
-  cache_.emplace(key, std::move(ids));
+  encodeCached(cache_, piece, out, [&](std::string_view p, std::vector<int32_t>& ids) { encodeUncached(p, ids, stats); });
 }
 
 void BpeModel::encodeUncached(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const {

@@ -20,12 +20,15 @@ PipelineTokenizer::PipelineTokenizer(Pipeline pipeline) : pipeline_(std::move(pi
 void PipelineTokenizer::encodeSegment(std::string_view text, bool at_start, std::vector<int32_t>& out,
                                       EncodeStats& stats) const {
   if (text.empty()) return;
-  std::string normalized = pipeline_.normalizer ? pipeline_.normalizer(std::string(text), at_start) : std::string(text);
+  std::string normalized_storage;
+  if (pipeline_.normalizer) normalized_storage = pipeline_.normalizer(std::string(text), at_start);
+  const std::string_view normalized = pipeline_.normalizer ? std::string_view(normalized_storage) : text;
   if (!pipeline_.pre_tokenizer) {
     pipeline_.model(normalized, out, stats);
     return;
   }
   std::vector<std::string> pieces;
+  pieces.reserve(normalized.size() / 4);
   pipeline_.pre_tokenizer(normalized, at_start, pieces);
   for (const auto& p : pieces) pipeline_.model(p, out, stats);
 }

@@ -1,5 +1,7 @@
 #include "posgeom/tokenize/wordpiece.h"
 
+#include <algorithm>
+
 #include "posgeom/base/error.h"
 #include "posgeom/tokenize/unicode.h"
 
@@ -22,6 +24,12 @@ std::optional<int32_t> WordPieceModel::idOf(const std::string& token) const {
 
 void WordPieceModel::encode(std::string_view word, std::vector<int32_t>& out, EncodeStats& stats) const {
   if (word.empty()) return;
+  const auto before = out.size();
+  encodeCached(cache_, word, out, [&](std::string_view w, std::vector<int32_t>& ids) { encodeUncached(w, ids); });
+  stats.unknown_tokens += static_cast<std::size_t>(std::count(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(), unk_id_));
+}
+
+void WordPieceModel::encodeUncached(std::string_view word, std::vector<int32_t>& out) const {
   // Character boundaries, so that pieces never split a code point.
   std::vector<std::size_t> bounds{0};
   for (std::size_t pos = 0; pos < word.size();) {
@@ -30,7 +38,6 @@ void WordPieceModel::encode(std::string_view word, std::vector<int32_t>& out, En
   }
   if (bounds.size() - 1 > options_.max_chars_per_word) {
     out.push_back(unk_id_);
-    ++stats.unknown_tokens;
     return;
   }
   std::vector<int32_t> pieces;
@@ -48,7 +55,6 @@ void WordPieceModel::encode(std::string_view word, std::vector<int32_t>& out, En
     }
     if (!found) {
       out.push_back(unk_id_);
-      ++stats.unknown_tokens;
       return;
     }
     pieces.push_back(*found);

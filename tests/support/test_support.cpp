@@ -62,9 +62,10 @@ fs::path copyFixtureModel(const std::string& name, const fs::path& into) {
   return target;
 }
 
-CommandResult runPosgeom(const std::vector<std::string>& args) {
+CommandResult runPosgeom(const std::vector<std::string>& args, const std::string& stdin_text) {
   ScratchDir scratch;
-  const auto out_path = scratch / "stdout", err_path = scratch / "stderr";
+  const auto out_path = scratch / "stdout", err_path = scratch / "stderr", in_path = scratch / "stdin";
+  writeFile(in_path, stdin_text);
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<std::string> argv_storage{POSGEOM_BINARY};
@@ -72,7 +73,9 @@ CommandResult runPosgeom(const std::vector<std::string>& args) {
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (!std::freopen(out_path.c_str(), "w", stdout) || !std::freopen(err_path.c_str(), "w", stderr)) _exit(127);
+    if (!std::freopen(in_path.c_str(), "r", stdin) || !std::freopen(out_path.c_str(), "w", stdout) ||
+        !std::freopen(err_path.c_str(), "w", stderr))
+      _exit(127);
     ::execv(POSGEOM_BINARY, argv.data());
     _exit(127);
   }

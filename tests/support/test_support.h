@@ -32,8 +32,8 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-// Runs the posgeom executable built with the tests.
-CommandResult runPosgeom(const std::vector<std::string>& args);
+// Runs the posgeom executable built with the tests, with `stdin_text` on its standard input.
+CommandResult runPosgeom(const std::vector<std::string>& args, const std::string& stdin_text = "");
 
 std::string readFile(const std::filesystem::path& path);
 void writeFile(const std::filesystem::path& path, const std::string& bytes);

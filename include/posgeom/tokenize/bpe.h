@@ -1,7 +1,6 @@
 #pragma once
 // Byte-pair encoding of one pre-tokenized piece: merges applied lowest rank first.
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "posgeom/tokenize/tokenizer.h"
+#include "posgeom/tokenize/word_cache.h"
 
 namespace posgeom::tokenize {
 
@@ -39,9 +39,7 @@ class BpeModel {
   std::optional<int32_t> unk_id_;
   std::vector<int32_t> byte_ids_;  // <0xXX> tokens, when byte_fallback
   int64_t vocab_size_ = 0;
-  // Words repeat: a bounded cache of piece -> ids makes BPE cheap on real text.
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
-  mutable std::mutex cache_mutex_;
+  WordCache cache_;
 };
 
 }  // namespace posgeom::tokenize

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "posgeom/tokenize/tokenizer.h"
+#include "posgeom/tokenize/word_cache.h"
 
 namespace posgeom::tokenize {
 
@@ -26,10 +27,12 @@ class WordPieceModel {
   std::optional<int32_t> idOf(const std::string& token) const;
 
  private:
+  void encodeUncached(std::string_view word, std::vector<int32_t>& out) const;
   std::unordered_map<std::string, int32_t> vocab_;
   WordPieceOptions options_;
   int32_t unk_id_ = 0;
   int64_t vocab_size_ = 0;
+  WordCache cache_;
 };
 
 }  // namespace posgeom::tokenize

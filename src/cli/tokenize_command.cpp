@@ -1,0 +1,36 @@
+#include <memory>
+#include <spdlog/spdlog.h>
+
+#include "commands.h"
+#include "posgeom/corpus/tokenize_job.h"
+
+namespace posgeom::cli {
+
+void addTokenizeCommand(CLI::App& app, std::vector<Command>& commands) {
+  auto job = std::make_shared<corpus::TokenizeJob>();
+  auto* sub = app.add_subcommand("tokenize", "turn a text corpus into token ids with a model's tokenizer");
+  auto* model = sub->add_option("--model", job->model, "model directory or hub name whose tokenizer to use");
+  auto* tok = sub->add_option("--tokenizer", job->tokenizer, "tokenizer directory (instead of --model)");
+  model->excludes(tok);
+  sub->add_option("--input", job->input, "text file, directory, JSON Lines, '-' for stdin (gzip/zstd too)")->required();
+  sub->add_option("--format", job->format, "json (one array) or bin (uint16/uint32 + sidecar .json)")
+      ->check(CLI::IsMember({"json", "bin"}))
+      ->capture_default_str();
+  sub->add_option("--out", job->out, "output file (default for json: stdout)");
+  sub->add_flag("--add-special", job->add_special, "add the tokenizer's special tokens around each document");
+  sub->add_option("--text-field", job->text.text_field, "JSON Lines field holding the text")->capture_default_str();
+  sub->add_option("--label-field", job->text.label_field, "JSON Lines field holding the document label");
+  sub->add_flag("--strict", job->text.strict, "fail on a malformed JSON Lines row instead of skipping it");
+  sub->callback([model, tok] {
+    if (model->count() + tok->count() == 0) throw CLI::RequiredError("--model or --tokenizer");
+  });
+  commands.push_back({sub, [job] {
+                        const auto s = corpus::runTokenizeJob(*job);
+                        spdlog::info("{} tokens from {} documents ({} bytes){}", s.tokens, s.documents, s.bytes,
+                                     s.invalid_utf8_replaced
+                                         ? fmt::format("; {} invalid UTF-8 sequences replaced", s.invalid_utf8_replaced)
+                                         : std::string());
+                      }});
+}
+
+}  // namespace posgeom::cli
