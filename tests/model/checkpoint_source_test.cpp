@@ -79,7 +79,8 @@ TEST_F(PytorchBin, ShardedThroughItsIndex) {
 
 TEST(PytorchBinErrors, UnreadableFileSaysHowToConvert) {
   ScratchDir s;
-  writeFile(s / "pytorch_model.bin", std::string("\x80\x02}q\x00(X\x03\x00\x00\x00old", 16));
+  const char legacy[] = "\x80\x02}q\x00(X\x03\x00\x00\x00old";  // a pre-1.6 pickle, not a zip
+  writeFile(s / "pytorch_model.bin", std::string(legacy, sizeof(legacy) - 1));
   try {
     model::openCheckpoint(s.path());
     FAIL();
