@@ -2,7 +2,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "posgeom/base/error.h"
 #include "posgeom/corpus/byte_source.h"
@@ -94,6 +93,17 @@ class IdFileStream final : public TokenStream {
   bool done_ = false;
 };
 
+// The raw text after 'key': in a .npy header dict ("'<u2', ..." or "False, ...").
+std::string npyHeaderValue(const std::string& header, const std::string& key) {
+  const auto at = header.find("'" + key + "'");
+  if (at == std::string::npos) return "";
+  auto colon = header.find(':', at);
+  if (colon == std::string::npos) return "";
+  ++colon;
+  while (colon < header.size() && header[colon] == ' ') ++colon;
+  return header.substr(colon);
+}
+
 // Reads the .npy header and leaves `source` at the first element.
 IdFormat readNpyHeader(ByteSource& source, const std::string& path) {
   char prefix[10];
@@ -120,14 +130,13 @@ IdFormat readNpyHeader(ByteSource& source, const std::string& path) {
     if (n == 0) throw InputError(path, "truncated .npy header");
     got += n;
   }
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']+)')")))
-    throw InputError(path, ".npy header has no 'descr'");
-  const std::string descr = m[1];
-  if (descr.size() > 1 && descr[0] == '>') throw InputError(path, "big-endian .npy data is not supported");
-  if (std::regex_search(header, std::regex(R"('fortran_order'\s*:\s*True)")))
+  const std::string descr = npyHeaderValue(header, "descr");
+  if (descr.size() < 3 || descr.front() != '\'') throw InputError(path, ".npy header has no 'descr'");
+  if (descr[1] == '>') throw InputError(path, "big-endian .npy data is not supported");
+  if (npyHeaderValue(header, "fortran_order").rfind("True", 0) == 0)
     throw InputError(path, "Fortran-ordered .npy data is not supported");
-  return formatOf(descr[0] == '|' || descr[0] == '=' ? "<" + descr.substr(1) : descr, path);
+  const std::string type = descr.substr(1, descr.find('\'', 1) - 1);  // e.g. <u2, |u1
+  return formatOf(type[0] == '|' || type[0] == '=' ? "<" + type.substr(1) : type, path);
 }
 
 }  // namespace
