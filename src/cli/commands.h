@@ -11,6 +11,7 @@ struct Command {
   std::function<void()> run;
 };
 
+void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands);
 void addForwardCommand(CLI::App& app, std::vector<Command>& commands);
 void addInspectCommand(CLI::App& app, std::vector<Command>& commands);
 void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands);

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
   std::vector<posgeom::cli::Command> commands;
+  posgeom::cli::addAnalyzeCommand(app, commands);
   posgeom::cli::addForwardCommand(app, commands);
   posgeom::cli::addInspectCommand(app, commands);
   posgeom::cli::addRandomModelCommand(app, commands);

@@ -1,0 +1,46 @@
+#pragma once
+// Reduces each batch of hidden states to the layer statistics where the activations
+// are (GPU with --device cuda), in float64, and drops the batch. One of the two places
+// Torch is allowed besides the model.
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "posgeom/anova/layer_statistics.h"
+#include "posgeom/model/model.h"
+
+namespace posgeom::anova {
+
+struct AccumulatorOptions {
+  std::set<int64_t> layers;     // hidden-state indices to accumulate
+  int64_t skip_first = 1;       // positions dropped from every statistic
+  bool second_moment = true;    // sum h h^T (d x d per layer); off for very wide models
+  SampleCaps caps;
+};
+
+class Accumulator final : public model::LayerObserver {
+ public:
+  Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device);
+  ~Accumulator() override;
+
+  // Identifies the sequences of the next batch (window index and document label each).
+  void beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels);
+  void onHidden(int64_t layer, const at::Tensor& hidden) override;
+  // Copies the statistics to the host (once, at the end).
+  std::vector<LayerStatistics> statistics() const;
+
+ private:
+  struct Layer;
+  AccumulatorOptions options_;
+  int64_t positions_;
+  at::Device device_;
+  std::vector<std::unique_ptr<Layer>> layers_;  // parallel to options_.layers
+  std::vector<int64_t> batch_windows_;
+  std::vector<std::string> batch_labels_;
+  at::Tensor previous_;  // the previous hidden state of this batch, float64, positions skipped
+};
+
+}  // namespace posgeom::anova

@@ -1,0 +1,26 @@
+#pragma once
+// state.safetensors: everything a report needs, so that runs over shards merge into
+// exactly the report of one run (`posgeom merge`). Torch-free.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "posgeom/anova/layer_statistics.h"
+
+namespace posgeom::anova {
+
+struct AnalysisState {
+  // The run's identity and settings. Everything but "shard", "timings" and "data" (what
+  // this shard read) must agree for states to merge.
+  nlohmann::json settings = nlohmann::json::object();
+  int64_t windows = 0;  // windows accumulated
+  std::vector<LayerStatistics> layers;
+};
+
+void saveState(const AnalysisState& state, const std::filesystem::path& path);
+// Throws InputError naming the file when it is not a posgeom state.
+AnalysisState loadState(const std::filesystem::path& path);
+// Throws InputError when the states come from different settings.
+AnalysisState mergeStates(const std::vector<AnalysisState>& states, const SampleCaps& caps);
+
+}  // namespace posgeom::anova

@@ -1,0 +1,54 @@
+#pragma once
+// Every number and matrix the report shows for one layer, from its statistics.
+#include <Eigen/Dense>
+#include <optional>
+#include <vector>
+
+#include "posgeom/anova/decomposition.h"
+#include "posgeom/metrics/geometry.h"
+#include "posgeom/metrics/screenot.h"
+
+namespace posgeom::metrics {
+
+struct LayerMetricsOptions {
+  int screenot_k = 20;
+  ScreeNotStrategy screenot_strategy = ScreeNotStrategy::kImpute;
+  Eigen::Index lowfreq_k = 10;
+  Eigen::Index components = 2;  // principal components of P for the spiral
+};
+
+struct LayerMetrics {
+  int64_t layer = 0;
+  int64_t sequences = 0;
+  int64_t positions = 0;
+  int64_t dim = 0;
+  ScreeNotThreshold screenot;
+  double stable_rank = 0;
+  double explained_ratio = 0;
+  std::optional<double> relative_norm;  // needs the second moment
+  double global_mean_norm = 0;
+  double pos_fro_norm = 0;
+  double lowfreq_energy = 0;
+  CosineSummary incoherence;
+  std::optional<LabelCosines> label_cosines;  // when contexts carry two or more labels
+  double mean_hidden_norm = 0;
+  std::optional<double> previous_layer_cosine;
+  Eigen::VectorXd singular_pos, singular_cvec, singular_resid;
+  Eigen::MatrixXd positional;      // P [T', d]
+  Eigen::MatrixXd gram;            // normalized Gram of P [T', T']
+  Eigen::MatrixXd gram_dct;        // its 2-D DCT
+  Eigen::VectorXd power_spectrum;  // [T']
+  Eigen::MatrixXd spiral;          // P on its top components [T', r]
+  Eigen::MatrixXd reservoir_cvec;  // the reservoir's context vectors on the same components [R*T', r]
+};
+
+LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const LayerMetricsOptions& options);
+
+struct CrossLayerMetrics {
+  int64_t from = 0, to = 0;
+  double basis_cosine = 0;              // cos(P_from, P_to) as vectors
+  Eigen::VectorXd principal_cosines;    // cosines of principal angles of the top-r subspaces
+};
+CrossLayerMetrics compareLayers(const LayerMetrics& a, const LayerMetrics& b);
+
+}  // namespace posgeom::metrics

@@ -1,0 +1,49 @@
+#pragma once
+// `posgeom analyze` and `posgeom merge`: the whole flow of DESIGN §1, from a corpus (or
+// hidden states made elsewhere) to state.safetensors and the report. Torch-free header.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "posgeom/anova/layer_statistics.h"
+#include "posgeom/corpus/corpus_source.h"
+
+namespace posgeom::pipeline {
+
+struct ReportOptions {
+  int screenot_k = 20;
+  std::string screenot_strategy = "i";
+  int lowfreq_k = 10;
+};
+
+struct AnalyzeJob {
+  std::string model;                     // directory or hub name
+  std::filesystem::path tokenizer;       // default: the model's own tokenizer files
+  corpus::CorpusOptions corpus;
+  std::filesystem::path activations;     // instead of model + corpus: hidden [L,N,T,d] or hidden.<l> [N,T,d]
+  std::string layers = "all";            // "all" or "0,3,5"
+  int64_t seq_len = 0;                   // 0: min(512, the model's maximum)
+  int64_t num_seqs = 0;                  // 0: every window of the corpus
+  int64_t batch_size = 8;
+  int64_t skip_first = 1;
+  std::string device = "cpu";
+  std::string dtype = "float32";
+  std::string sampling = "sequential";   // or random
+  uint64_t seed = 0;
+  bool cross_documents = false;
+  bool special_tokens = true;            // BOS / [CLS] ... [SEP] around each window
+  bool causal = false;                   // causal mask for BERT
+  std::string shard;                     // "i/n"
+  bool second_moment = true;
+  anova::SampleCaps caps;
+  ReportOptions report;
+  std::filesystem::path out = "posgeom-report";
+};
+
+void runAnalyzeJob(const AnalyzeJob& job);
+
+// Merges state files of shards into the report one run over all windows would give.
+void runMergeJob(const std::vector<std::filesystem::path>& states, const std::filesystem::path& out,
+                 const ReportOptions& report, const anova::SampleCaps& caps);
+
+}  // namespace posgeom::pipeline

@@ -1,0 +1,24 @@
+#pragma once
+// summary.json and the CSV tables of a report directory, written atomically.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "posgeom/metrics/layer_metrics.h"
+
+namespace posgeom::report {
+
+// DESIGN §7: the run's identity and settings plus per-layer numbers and cross-layer
+// consistency.
+nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,
+                           const std::vector<metrics::CrossLayerMetrics>& cross);
+
+// summary.json, layers.csv, and per layer pos_L<l>.csv, gram_L<l>.csv, gram_dct_L<l>.csv,
+// singular_values_L<l>.csv, spiral_L<l>.csv, power_spectrum_L<l>.csv.
+void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
+                 const std::vector<metrics::LayerMetrics>& layers);
+
+// A matrix as CSV (one row per line, %.17g).
+std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& header = {});
+
+}  // namespace posgeom::report

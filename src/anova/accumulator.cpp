@@ -1,0 +1,116 @@
+#include "posgeom/anova/accumulator.h"
+
+#include <cstring>
+
+namespace posgeom::anova {
+namespace {
+
+Eigen::MatrixXd toEigen(const at::Tensor& t) {
+  const auto host = t.to(at::kCPU, at::kDouble).contiguous();
+  const auto rows = host.dim() >= 1 ? host.size(0) : 1;
+  const auto cols = host.dim() == 2 ? host.size(1) : 1;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(rows, cols);
+  if (m.size()) std::memcpy(m.data(), host.data_ptr<double>(), static_cast<size_t>(m.size()) * sizeof(double));
+  return m;
+}
+
+}  // namespace
+
+struct Accumulator::Layer {
+  int64_t index = 0;
+  int64_t sequences = 0;
+  at::Tensor position_sum, second_moment, context_second_moment, norm_sum, cosine_sum;
+  at::Tensor context_means;  // [cap, d], filled up to contexts_kept rows
+  int64_t contexts_kept = 0;
+  std::vector<int64_t> context_windows;
+  std::vector<std::string> context_labels;
+  at::Tensor reservoir;  // [cap, T', d]
+  int64_t reservoir_kept = 0;
+  std::vector<int64_t> reservoir_windows;
+};
+
+Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device)
+    : options_(std::move(options)), positions_(seq_len - options_.skip_first), device_(device) {
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device_);
+  for (int64_t l : options_.layers) {
+    auto layer = std::make_unique<Layer>();
+    layer->index = l;
+    layer->position_sum = at::zeros({positions_, dim}, f64);
+    if (options_.second_moment) layer->second_moment = at::zeros({dim, dim}, f64);
+    layer->context_second_moment = at::zeros({dim, dim}, f64);
+    layer->norm_sum = at::zeros({}, f64);
+    layer->cosine_sum = at::zeros({}, f64);
+    layer->context_means = at::zeros({options_.caps.contexts, dim}, f64);
+    layer->reservoir = at::zeros({options_.caps.reservoir, positions_, dim}, f64);
+    layers_.push_back(std::move(layer));
+  }
+}
+
+Accumulator::~Accumulator() = default;
+
+void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels) {
+  batch_windows_ = std::move(windows);
+  batch_labels_ = std::move(labels);
+  previous_ = at::Tensor();
+}
+
+void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
+  const auto h = hidden.narrow(1, options_.skip_first, positions_).to(at::kDouble);  // [B, T', d]
+  const auto previous = previous_;
+  previous_ = h;
+  Layer* layer = nullptr;
+  for (auto& l : layers_)
+    if (l->index == layer_index) layer = l.get();
+  if (!layer) return;
+
+  const int64_t batch = h.size(0);
+  layer->sequences += batch;
+  layer->position_sum.add_(h.sum(0));
+  const auto flat = h.reshape({batch * positions_, h.size(2)});
+  if (layer->second_moment.defined()) layer->second_moment.addmm_(flat.t(), flat);
+  const auto means = h.mean(1);  // [B, d]
+  layer->context_second_moment.addmm_(means.t(), means);
+  const auto norms = flat.norm(2, {1});
+  layer->norm_sum.add_(norms.sum());
+  if (previous.defined()) {
+    const auto prev = previous.reshape({batch * positions_, h.size(2)});
+    const auto denom = (norms * prev.norm(2, {1})).clamp_min(1e-300);
+    layer->cosine_sum.add_(((flat * prev).sum(1) / denom).sum());
+  }
+  // Samples: windows arrive in increasing index order per shard, so the first ones kept
+  // are the lowest-indexed.
+  for (int64_t b = 0; b < batch; ++b) {
+    if (layer->contexts_kept < options_.caps.contexts) {
+      layer->context_means[layer->contexts_kept++].copy_(means[b]);
+      layer->context_windows.push_back(batch_windows_.at(static_cast<size_t>(b)));
+      layer->context_labels.push_back(batch_labels_.at(static_cast<size_t>(b)));
+    }
+    if (layer->reservoir_kept < options_.caps.reservoir) {
+      layer->reservoir[layer->reservoir_kept++].copy_(h[b]);
+      layer->reservoir_windows.push_back(batch_windows_.at(static_cast<size_t>(b)));
+    }
+  }
+}
+
+std::vector<LayerStatistics> Accumulator::statistics() const {
+  std::vector<LayerStatistics> out;
+  for (const auto& l : layers_) {
+    LayerStatistics s;
+    s.layer = l->index;
+    s.sequences = l->sequences;
+    s.position_sum = toEigen(l->position_sum);
+    if (l->second_moment.defined()) s.second_moment = toEigen(l->second_moment);
+    s.context_second_moment = toEigen(l->context_second_moment);
+    s.norm_sum = l->norm_sum.item<double>();
+    s.previous_cosine_sum = l->cosine_sum.item<double>();
+    s.context_means = toEigen(l->context_means.narrow(0, 0, l->contexts_kept));
+    s.context_windows = l->context_windows;
+    s.context_labels = l->context_labels;
+    s.reservoir = toEigen(l->reservoir.narrow(0, 0, l->reservoir_kept).reshape({-1, l->position_sum.size(1)}));
+    s.reservoir_windows = l->reservoir_windows;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace posgeom::anova

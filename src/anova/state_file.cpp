@@ -1,0 +1,101 @@
+#include "posgeom/anova/state_file.h"
+
+#include <cstring>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
+
+namespace posgeom::anova {
+namespace {
+
+constexpr const char* kFormat = "posgeom-state-1";
+
+void addMatrix(io::SafetensorsWriter& w, const std::string& name, const Eigen::MatrixXd& m) {
+  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = m;
+  w.add(name, io::DType::kF64, {m.rows(), m.cols()}, row_major.data(), static_cast<size_t>(m.size()) * sizeof(double));
+}
+
+Eigen::MatrixXd readMatrix(const io::SafetensorsFile& f, const std::string& name) {
+  const auto& v = f.get(name);
+  if (v.dtype != io::DType::kF64 || v.shape.size() != 2) throw InputError(f.path().string(), "tensor '" + name + "' is not a F64 matrix");
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(v.shape[0], v.shape[1]);
+  if (v.nbytes) std::memcpy(m.data(), v.data, v.nbytes);
+  return m;
+}
+
+nlohmann::json comparable(nlohmann::json settings) {
+  for (const char* key : {"shard", "timings", "data"}) settings.erase(key);
+  return settings;
+}
+
+}  // namespace
+
+void saveState(const AnalysisState& state, const std::filesystem::path& path) {
+  io::SafetensorsWriter w;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& s : state.layers) {
+    const std::string p = "layer." + std::to_string(s.layer) + ".";
+    addMatrix(w, p + "position_sum", s.position_sum);
+    if (s.hasSecondMoment()) addMatrix(w, p + "second_moment", s.second_moment);
+    addMatrix(w, p + "context_second_moment", s.context_second_moment);
+    addMatrix(w, p + "context_means", s.context_means);
+    addMatrix(w, p + "reservoir", s.reservoir);
+    layers.push_back({{"layer", s.layer},
+                      {"sequences", s.sequences},
+                      {"norm_sum", s.norm_sum},
+                      {"previous_cosine_sum", s.previous_cosine_sum},
+                      {"context_windows", s.context_windows},
+                      {"context_labels", s.context_labels},
+                      {"reservoir_windows", s.reservoir_windows}});
+  }
+  const nlohmann::json meta = {{"format", kFormat}, {"settings", state.settings}, {"windows", state.windows}, {"layers", layers}};
+  w.setMetadata("posgeom", meta.dump());
+  w.write(path);
+}
+
+AnalysisState loadState(const std::filesystem::path& path) {
+  const auto f = io::SafetensorsFile::open(path);
+  const auto it = f.metadata().find("posgeom");
+  const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
+  if (!meta.is_object() || meta.value("format", "") != kFormat) throw InputError(path.string(), "not a posgeom state file");
+  AnalysisState state;
+  state.settings = meta.at("settings");
+  state.windows = meta.at("windows").get<int64_t>();
+  for (const auto& l : meta.at("layers")) {
+    LayerStatistics s;
+    s.layer = l.at("layer").get<int64_t>();
+    const std::string p = "layer." + std::to_string(s.layer) + ".";
+    s.sequences = l.at("sequences").get<int64_t>();
+    s.norm_sum = l.at("norm_sum").get<double>();
+    s.previous_cosine_sum = l.at("previous_cosine_sum").get<double>();
+    s.context_windows = l.at("context_windows").get<std::vector<int64_t>>();
+    s.context_labels = l.at("context_labels").get<std::vector<std::string>>();
+    s.reservoir_windows = l.at("reservoir_windows").get<std::vector<int64_t>>();
+    s.position_sum = readMatrix(f, p + "position_sum");
+    if (f.find(p + "second_moment")) s.second_moment = readMatrix(f, p + "second_moment");
+    s.context_second_moment = readMatrix(f, p + "context_second_moment");
+    s.context_means = readMatrix(f, p + "context_means");
+    s.reservoir = readMatrix(f, p + "reservoir");
+    state.layers.push_back(std::move(s));
+  }
+  return state;
+}
+
+AnalysisState mergeStates(const std::vector<AnalysisState>& states, const SampleCaps& caps) {
+  if (states.empty()) throw InputError("merge", "no state files");
+  AnalysisState out = states.front();
+  for (std::size_t i = 1; i < states.size(); ++i) {
+    const auto& s = states[i];
+    if (comparable(s.settings) != comparable(out.settings))
+      throw InputError("merge", "state " + std::to_string(i + 1) + " comes from different settings than the first");
+    if (s.layers.size() != out.layers.size()) throw InputError("merge", "states hold different layers");
+    for (std::size_t l = 0; l < s.layers.size(); ++l) merge(out.layers[l], s.layers[l], caps);
+    out.windows += s.windows;
+  }
+  out.settings.erase("shard");
+  out.settings["data"] = {{"windows", out.windows}, {"merged_states", states.size()}};
+  return out;
+}
+
+}  // namespace posgeom::anova

@@ -1,0 +1,67 @@
+#include <memory>
+
+#include "commands.h"
+#include "posgeom/pipeline/analyze_job.h"
+
+namespace posgeom::cli {
+namespace {
+
+void addReportOptions(CLI::App* sub, pipeline::ReportOptions& r) {
+  sub->add_option("--screenot-k", r.screenot_k, "ScreeNOT upper bound on the signal rank")->capture_default_str();
+  sub->add_option("--screenot-strategy", r.screenot_strategy, "0, w or i")
+      ->check(CLI::IsMember({"0", "w", "i"}))
+      ->capture_default_str();
+  sub->add_option("--lowfreq-k", r.lowfreq_k, "size of the low-frequency DCT block")->capture_default_str();
+}
+
+}  // namespace
+
+void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
+  auto job = std::make_shared<pipeline::AnalyzeJob>();
+  auto* sub = app.add_subcommand("analyze", "decompose every selected layer into position, context and residual");
+  sub->add_option("--model", job->model, "model directory or Hugging Face hub name");
+  sub->add_option("--corpus", job->corpus.path, "text, directory, JSON Lines, '-', .bin/.npy ids, or 'random'");
+  sub->add_option("--activations", job->activations, "hidden states made elsewhere: hidden [L,N,T,d] or hidden.<l> [N,T,d]");
+  sub->add_option("--tokenizer", job->tokenizer, "tokenizer directory (default: the model's)");
+  sub->add_option("--layer", job->layers, "all, or hidden-state indices like 0,3,5")->capture_default_str();
+  sub->add_option("--seq-len", job->seq_len, "window length T (default: min(512, model maximum))");
+  sub->add_option("--num-seqs", job->num_seqs, "number of windows (default: all)");
+  sub->add_option("--batch-size", job->batch_size)->capture_default_str();
+  sub->add_option("--skip-first", job->skip_first, "positions dropped from every statistic")->capture_default_str();
+  sub->add_option("--device", job->device, "cpu, cuda or cuda:N")->capture_default_str();
+  sub->add_option("--dtype", job->dtype, "float32, bfloat16 or float16")->capture_default_str();
+  sub->add_option("--sampling", job->sampling, "sequential or random")->capture_default_str();
+  sub->add_option("--seed", job->seed)->capture_default_str();
+  sub->add_flag("--cross-documents", job->cross_documents, "let windows span document boundaries");
+  sub->add_flag("!--no-special-tokens", job->special_tokens, "do not frame windows with BOS / [CLS] ... [SEP]");
+  sub->add_flag("--causal", job->causal, "causal mask for bidirectional models (BERT)");
+  sub->add_option("--shard", job->shard, "i/n: process every n-th window, starting at i");
+  sub->add_option("--text-field", job->corpus.text.text_field, "JSON Lines text field")->capture_default_str();
+  sub->add_option("--label-field", job->corpus.text.label_field, "JSON Lines label field");
+  sub->add_option("--token-dtype", job->corpus.token_dtype, "dtype of a .bin corpus (uint16, uint32)");
+  sub->add_flag("--strict", job->corpus.text.strict, "fail on malformed JSON Lines rows");
+  sub->add_option("--context-cap", job->caps.contexts, "context means kept per layer")->capture_default_str();
+  sub->add_flag("!--no-second-moment", job->second_moment, "skip the d x d moment (no relative norm or cvec spectrum)");
+  sub->add_option("--out", job->out, "report directory")->capture_default_str();
+  addReportOptions(sub, job->report);
+  commands.push_back({sub, [job] {
+                        job->corpus.seed = job->seed;
+                        pipeline::runAnalyzeJob(*job);
+                      }});
+
+  struct MergeOptions {
+    std::vector<std::filesystem::path> states;
+    std::filesystem::path out = "posgeom-report";
+    pipeline::ReportOptions report;
+    anova::SampleCaps caps;
+  };
+  auto merge = std::make_shared<MergeOptions>();
+  auto* msub = app.add_subcommand("merge", "merge state files of shards into one report");
+  msub->add_option("states", merge->states, "state.safetensors files")->required();
+  msub->add_option("--out", merge->out, "report directory")->capture_default_str();
+  msub->add_option("--context-cap", merge->caps.contexts, "context means kept per layer")->capture_default_str();
+  addReportOptions(msub, merge->report);
+  commands.push_back({msub, [merge] { pipeline::runMergeJob(merge->states, merge->out, merge->report, merge->caps); }});
+}
+
+}  // namespace posgeom::cli

@@ -1,0 +1,286 @@
+#include "posgeom/pipeline/analyze_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+#include <sstream>
+
+#include "posgeom/anova/accumulator.h"
+#include "posgeom/anova/state_file.h"
+#include "posgeom/base/error.h"
+#include "posgeom/corpus/window_sampler.h"
+#include "posgeom/io/hub_cache.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/metrics/layer_metrics.h"
+#include "posgeom/model/loader.h"
+#include "posgeom/model/weights.h"
+#include "posgeom/report/tables.h"
+
+namespace posgeom::pipeline {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::set<int64_t> parseLayers(const std::string& spec, int64_t hidden_states) {
+  std::set<int64_t> out;
+  if (spec == "all") {
+    for (int64_t l = 0; l < hidden_states; ++l) out.insert(l);
+    return out;
+  }
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0 || v >= hidden_states)
+      throw InputError("--layer", "'" + item + "' is not a hidden-state index in 0.." + std::to_string(hidden_states - 1));
+    out.insert(v);
+  }
+  if (out.empty()) throw InputError("--layer", "no layers selected");
+  return out;
+}
+
+std::pair<int64_t, int64_t> parseShard(const std::string& spec) {
+  if (spec.empty()) return {0, 1};
+  const auto slash = spec.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const int64_t i = std::stoll(spec.substr(0, slash)), n = std::stoll(spec.substr(slash + 1));
+      if (n >= 1 && i >= 0 && i < n) return {i, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw InputError("--shard", "'" + spec + "' must be i/n with 0 <= i < n");
+}
+
+metrics::LayerMetricsOptions metricOptions(const ReportOptions& r) {
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = r.screenot_k;
+  o.screenot_strategy = metrics::parseScreeNotStrategy(r.screenot_strategy);
+  o.lowfreq_k = r.lowfreq_k;
+  return o;
+}
+
+void writeReport(const anova::AnalysisState& state, const ReportOptions& options, const fs::path& out) {
+  const auto t0 = Clock::now();
+  std::vector<metrics::LayerMetrics> layers;
+  const auto metric_options = metricOptions(options);
+  for (const auto& s : state.layers) layers.push_back(metrics::computeLayerMetrics(s, metric_options));
+  std::vector<metrics::CrossLayerMetrics> cross;
+  for (std::size_t i = 1; i < layers.size(); ++i) cross.push_back(metrics::compareLayers(layers[i - 1], layers[i]));
+  auto settings = state.settings;
+  settings["report"] = {{"screenot_k", options.screenot_k},
+                        {"screenot_strategy", options.screenot_strategy},
+                        {"lowfreq_k", options.lowfreq_k}};
+  settings["timings"]["metrics_s"] = secondsSince(t0);
+  report::writeTables(out, report::summaryJson(settings, layers, cross), layers);
+}
+
+void prepareOutput(const fs::path& out) {
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw InputError(out.string(), "cannot create the output directory: " + ec.message());
+}
+
+// FNV-1a over the ids analyzed: identifies the data without keeping it.
+struct TokenHash {
+  uint64_t value = 1469598103934665603ull;
+  void add(const std::vector<int32_t>& ids) {
+    for (int32_t id : ids)
+      for (int b = 0; b < 4; ++b) value = (value ^ ((static_cast<uint32_t>(id) >> (8 * b)) & 0xff)) * 1099511628211ull;
+  }
+  std::string hex() const {
+    char buf[20];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(value));
+    return buf;
+  }
+};
+
+anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
+  const auto file = io::SafetensorsFile::open(job.activations);
+  std::vector<std::pair<int64_t, at::Tensor>> per_layer;  // [N, T, d] each
+  if (const auto* all = file.find("hidden")) {
+    if (all->shape.size() != 4) throw InputError(job.activations.string(), "'hidden' must be [L, N, T, d]");
+    const auto t = model::tensorFromView(*all);
+    for (int64_t l = 0; l < all->shape[0]; ++l) per_layer.emplace_back(l, t[l]);
+  } else {
+    for (int64_t l = 0;; ++l) {
+      const auto* v = file.find("hidden." + std::to_string(l));
+      if (!v) break;
+      if (v->shape.size() != 3) throw InputError(job.activations.string(), "'hidden." + std::to_string(l) + "' must be [N, T, d]");
+      per_layer.emplace_back(l, model::tensorFromView(*v));
+    }
+  }
+  if (per_layer.empty()) throw InputError(job.activations.string(), "holds neither 'hidden' nor 'hidden.0'");
+  const auto& first = per_layer.front().second;
+  for (const auto& [l, t] : per_layer)
+    if (t.sizes() != first.sizes()) throw InputError(job.activations.string(), "layers differ in shape");
+  const int64_t n = first.size(0), seq_len = first.size(1), dim = first.size(2);
+  if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
+  anova::AccumulatorOptions options;
+  options.layers = parseLayers(job.layers, static_cast<int64_t>(per_layer.size()));
+  options.skip_first = job.skip_first;
+  options.second_moment = job.second_moment;
+  options.caps = job.caps;
+  anova::Accumulator acc(options, seq_len, dim, at::kCPU);
+  for (int64_t start = 0; start < n; start += job.batch_size) {
+    const int64_t b = std::min(job.batch_size, n - start);
+    std::vector<int64_t> windows(static_cast<size_t>(b));
+    for (int64_t i = 0; i < b; ++i) windows[static_cast<size_t>(i)] = start + i;
+    acc.beginBatch(windows, std::vector<std::string>(static_cast<size_t>(b)));
+    for (const auto& [l, t] : per_layer) acc.onHidden(l, t.narrow(0, start, b));
+  }
+  anova::AnalysisState state;
+  state.settings = {{"tool", "posgeom"},
+                    {"source", "activations"},
+                    {"activations", job.activations.string()},
+                    {"seq_len", seq_len},
+                    {"skip_first", job.skip_first},
+                    {"dim", dim}};
+  state.settings["data"] = {{"windows", n}};
+  state.windows = n;
+  state.layers = acc.statistics();
+  return state;
+}
+
+anova::AnalysisState analyzeModel(const AnalyzeJob& job) {
+  auto t0 = Clock::now();
+  const auto numerics = model::Numerics::parse(job.dtype, job.device);
+  const auto model_dir = io::resolveModelDir(job.model, io::processEnv());
+  const auto loaded = model::loadModel(model_dir, numerics);
+  const auto& config = loaded.model->config();
+  std::unique_ptr<tokenize::Tokenizer> tokenizer;
+  const bool text = job.corpus.path != "random" && !corpus::isPretokenized(job.corpus.path);
+  if (text) tokenizer = tokenize::loadTokenizer(job.tokenizer.empty() ? model_dir : job.tokenizer);
+  if (tokenizer && tokenizer->vocabSize() > config.vocab_size)
+    throw InputError((job.tokenizer.empty() ? model_dir : job.tokenizer).string(),
+                     "the tokenizer's " + std::to_string(tokenizer->vocabSize()) + " ids do not fit the model's embedding of " +
+                         std::to_string(config.vocab_size));
+  const double load_s = secondsSince(t0);
+
+  const int64_t limit = config.max_positions > 0 ? config.max_positions : 512;
+  const int64_t seq_len = job.seq_len > 0 ? job.seq_len : std::min<int64_t>(512, limit);
+  if (config.max_positions > 0 && seq_len > config.max_positions)
+    throw InputError("--seq-len", std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
+                                      " positions");
+  if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
+  if (job.corpus.path == "random" && job.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
+  if (job.batch_size <= 0) throw InputError("--batch-size", "must be positive");
+  if (job.sampling != "sequential" && job.sampling != "random")
+    throw InputError("--sampling", "'" + job.sampling + "' (use sequential or random)");
+
+  auto stream = corpus::openCorpus(job.corpus, tokenizer.get(), config.vocab_size);
+  corpus::WindowOptions w;
+  w.seq_len = seq_len;
+  w.max_windows = job.num_seqs;
+  w.random_offsets = job.sampling == "random";
+  w.seed = job.seed;
+  w.cross_documents = job.cross_documents;
+  if (tokenizer && job.special_tokens) w.framing = tokenizer->framing();
+  std::tie(w.shard_index, w.shard_count) = parseShard(job.shard);
+  corpus::WindowSampler sampler(*stream, w);
+
+  anova::AccumulatorOptions options;
+  options.layers = parseLayers(job.layers, loaded.model->numHiddenStates());
+  options.skip_first = job.skip_first;
+  options.second_moment = job.second_moment;
+  options.caps = job.caps;
+  anova::Accumulator acc(options, seq_len, config.hidden_size, numerics.device);
+
+  model::ForwardRequest request;
+  if (job.causal) request.causal = true;
+  request.last_layer = *options.layers.rbegin();
+  request.observer = &acc;
+  TokenHash hash;
+  t0 = Clock::now();
+  int64_t windows = 0;
+  for (bool more = true; more;) {
+    std::vector<int64_t> ids, indices;
+    std::vector<std::string> labels;
+    while (static_cast<int64_t>(indices.size()) < job.batch_size) {
+      auto window = sampler.next();
+      if (!window) {
+        more = false;
+        break;
+      }
+      hash.add(window->ids);
+      ids.insert(ids.end(), window->ids.begin(), window->ids.end());
+      indices.push_back(window->index);
+      labels.push_back(std::move(window->label));
+    }
+    if (indices.empty()) break;
+    const auto b = static_cast<int64_t>(indices.size());
+    request.ids = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({b, seq_len});
+    acc.beginBatch(indices, labels);
+    loaded.model->forward(request);
+    windows += b;
+    spdlog::debug("{} windows", windows);
+  }
+  const double forward_s = secondsSince(t0);
+  const auto ws = sampler.stats();
+  const auto ss = stream->stats();
+  spdlog::info("{} windows of {} tokens ({} tokens read, {} documents) in {:.1f} s", windows, seq_len, ws.tokens_read,
+               ws.documents_seen, forward_s);
+  if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
+  if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
+  if (windows == 0) throw InputError(job.corpus.path, "this shard received no window");
+
+  anova::AnalysisState state;
+  state.settings = {{"tool", "posgeom"},
+                    {"source", "model"},
+                    {"model", model_dir.string()},
+                    {"model_type", config.model_type},
+                    {"corpus", job.corpus.path},
+                    {"tokenizer", tokenizer ? tokenizer->describe() : std::string("none (ids)")},
+                    {"seq_len", seq_len},
+                    {"skip_first", job.skip_first},
+                    {"num_seqs", job.num_seqs},
+                    {"batch_size", job.batch_size},
+                    {"device", job.device},
+                    {"dtype", job.dtype},
+                    {"sampling", job.sampling},
+                    {"seed", job.seed},
+                    {"cross_documents", job.cross_documents},
+                    {"special_tokens", job.special_tokens && tokenizer != nullptr},
+                    {"causal", job.causal || !config.bidirectional},
+                    {"layers", options.layers},
+                    {"second_moment", job.second_moment},
+                    {"context_cap", job.caps.contexts},
+                    {"dim", config.hidden_size}};
+  state.settings["shard"] = job.shard.empty() ? "0/1" : job.shard;
+  state.settings["data"] = {{"windows", windows}, {"tokens_read", ws.tokens_read}, {"documents", ws.documents_seen},
+                            {"token_hash", hash.hex()}, {"invalid_utf8_replaced", ss.invalid_utf8_replaced}};
+  state.settings["timings"] = {{"load_s", load_s}, {"forward_and_accumulate_s", forward_s}};
+  state.windows = windows;
+  state.layers = acc.statistics();
+  return state;
+}
+
+}  // namespace
+
+void runAnalyzeJob(const AnalyzeJob& job) {
+  const bool from_activations = !job.activations.empty();
+  if (!from_activations && job.model.empty()) throw InputError("analyze", "give --model and --corpus, or --activations");
+  metricOptions(job.report);  // validate before the long part
+  prepareOutput(job.out);
+  const auto state = from_activations ? analyzeActivations(job) : analyzeModel(job);
+  anova::saveState(state, job.out / "state.safetensors");
+  writeReport(state, job.report, job.out);
+  spdlog::info("report in {}", job.out.string());
+}
+
+void runMergeJob(const std::vector<fs::path>& states, const fs::path& out, const ReportOptions& report,
+                 const anova::SampleCaps& caps) {
+  std::vector<anova::AnalysisState> loaded;
+  for (const auto& p : states) loaded.push_back(anova::loadState(p));
+  const auto merged = anova::mergeStates(loaded, caps);
+  prepareOutput(out);
+  anova::saveState(merged, out / "state.safetensors");
+  writeReport(merged, report, out);
+  spdlog::info("merged {} states ({} windows) into {}", states.size(), merged.windows, out.string());
+}
+
+}  // namespace posgeom::pipeline

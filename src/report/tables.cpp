@@ -1,0 +1,114 @@
+#include "posgeom/report/tables.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "posgeom/io/atomic_file.h"
+
+namespace posgeom::report {
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+nlohmann::json vectorJson(const Eigen::VectorXd& v, Eigen::Index limit = -1) {
+  nlohmann::json out = nlohmann::json::array();
+  const Eigen::Index n = limit < 0 ? v.size() : std::min(limit, v.size());
+  for (Eigen::Index i = 0; i < n; ++i) out.push_back(v[i]);
+  return out;
+}
+
+template <typename T>
+nlohmann::json optionalJson(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& header) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
+  if (!header.empty()) out << "\n";
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    for (Eigen::Index c = 0; c < m.cols(); ++c) out << (c ? "," : "") << number(m(r, c));
+    out << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,
+                           const std::vector<metrics::CrossLayerMetrics>& cross) {
+  nlohmann::json out = settings;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& m : layers) {
+    nlohmann::json row = {{"layer", m.layer},
+                          {"sequences", m.sequences},
+                          {"positions", m.positions},
+                          {"screenot_rank", m.screenot.rank},
+                          {"screenot_threshold", m.screenot.threshold},
+                          {"stable_rank", m.stable_rank},
+                          {"explained_ratio", m.explained_ratio},
+                          {"relative_norm", optionalJson(m.relative_norm)},
+                          {"global_mean_norm", m.global_mean_norm},
+                          {"pos_fro_norm", m.pos_fro_norm},
+                          {"lowfreq_energy", m.lowfreq_energy},
+                          {"incoherence_max", m.incoherence.max},
+                          {"incoherence_mean", m.incoherence.mean},
+                          {"mean_hidden_norm", m.mean_hidden_norm},
+                          {"previous_layer_cosine", optionalJson(m.previous_layer_cosine)},
+                          {"top_singular_values_pos", vectorJson(m.singular_pos, 20)}};
+    if (m.label_cosines) {
+      row["context_cos_within_label"] = m.label_cosines->within;
+      row["context_cos_between_label"] = m.label_cosines->between;
+      row["context_labels"] = m.label_cosines->labels;
+    }
+    rows.push_back(std::move(row));
+  }
+  out["layers"] = std::move(rows);
+  nlohmann::json consistency = nlohmann::json::array();
+  for (const auto& c : cross)
+    consistency.push_back({{"from", c.from}, {"to", c.to}, {"basis_cosine", c.basis_cosine},
+                           {"principal_angle_cosines", vectorJson(c.principal_cosines)}});
+  out["cross_layer"] = std::move(consistency);
+  return out;
+}
+
+void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
+                 const std::vector<metrics::LayerMetrics>& layers) {
+  std::ostringstream table;
+  const std::vector<std::string> keys{"layer", "screenot_rank", "stable_rank", "explained_ratio", "relative_norm",
+                                      "global_mean_norm", "pos_fro_norm", "lowfreq_energy", "incoherence_max",
+                                      "incoherence_mean", "mean_hidden_norm", "previous_layer_cosine"};
+  for (std::size_t i = 0; i < keys.size(); ++i) table << (i ? "," : "") << keys[i];
+  table << "\n";
+  for (const auto& row : summary.at("layers")) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto& v = row.at(keys[i]);
+      table << (i ? "," : "") << (v.is_null() ? "" : v.is_number_float() ? number(v.get<double>()) : v.dump());
+    }
+    table << "\n";
+  }
+  io::writeTextFileAtomically(dir / "layers.csv", table.str());
+  for (const auto& m : layers) {
+    const std::string l = "_L" + std::to_string(m.layer) + ".csv";
+    io::writeTextFileAtomically(dir / ("pos" + l), matrixCsv(m.positional));
+    io::writeTextFileAtomically(dir / ("gram" + l), matrixCsv(m.gram));
+    io::writeTextFileAtomically(dir / ("gram_dct" + l), matrixCsv(m.gram_dct));
+    io::writeTextFileAtomically(dir / ("spiral" + l), matrixCsv(m.spiral));
+    io::writeTextFileAtomically(dir / ("power_spectrum" + l), matrixCsv(m.power_spectrum));
+    const Eigen::Index n = std::max({m.singular_pos.size(), m.singular_cvec.size(), m.singular_resid.size()});
+    Eigen::MatrixXd sv = Eigen::MatrixXd::Constant(n, 3, std::nan(""));
+    sv.col(0).head(m.singular_pos.size()) = m.singular_pos;
+    sv.col(1).head(m.singular_cvec.size()) = m.singular_cvec;
+    sv.col(2).head(m.singular_resid.size()) = m.singular_resid;
+    io::writeTextFileAtomically(dir / ("singular_values" + l), matrixCsv(sv, {"pos", "cvec", "resid"}));
+  }
+  // summary.json last: its presence marks a complete report.
+  io::writeTextFileAtomically(dir / "summary.json", summary.dump(2) + "\n");
+}
+
+}  // namespace posgeom::report

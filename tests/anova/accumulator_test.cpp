@@ -1,0 +1,75 @@
+#include "posgeom/anova/accumulator.h"
+
+#include <numeric>
+
+#include "anova_fixtures.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+at::Tensor tensorOf(const Sequences& h) {
+  auto t = at::empty({static_cast<int64_t>(h.size()), h[0].rows(), h[0].cols()}, at::kDouble);
+  for (std::size_t c = 0; c < h.size(); ++c)
+    for (Eigen::Index i = 0; i < h[c].rows(); ++i)
+      for (Eigen::Index j = 0; j < h[c].cols(); ++j) t[static_cast<int64_t>(c)][i][j] = h[c](i, j);
+  return t;
+}
+
+anova::LayerStatistics accumulateLayer(const at::Tensor& h, const at::Tensor& previous, const std::vector<int64_t>& windows,
+                                  int64_t batch) {
+  anova::AccumulatorOptions o;
+  o.layers = {1};
+  o.skip_first = 1;
+  anova::Accumulator acc(o, h.size(1), h.size(2), at::kCPU);
+  for (int64_t start = 0; start < h.size(0); start += batch) {
+    const int64_t b = std::min(batch, h.size(0) - start);
+    std::vector<int64_t> w(windows.begin() + start, windows.begin() + start + b);
+    std::vector<std::string> labels;
+    for (auto i : w) labels.push_back(i % 2 ? "odd" : "even");
+    acc.beginBatch(w, labels);
+    acc.onHidden(0, previous.narrow(0, start, b));
+    acc.onHidden(1, h.narrow(0, start, b));
+  }
+  return acc.statistics().at(0);
+}
+
+TEST(Accumulator, BatchesReduceToTheDirectStatistics) {
+  const auto h = randomSequences(10, 7, 4, 6);
+  const auto t = tensorOf(h);
+  std::vector<int64_t> windows(10);
+  std::iota(windows.begin(), windows.end(), 0);
+  const auto s = accumulateLayer(t.to(at::kFloat), at::ones_like(t), windows, 3);
+  const auto direct = directStatistics(h, 1, 1);
+  EXPECT_EQ(s.sequences, 10);
+  EXPECT_TRUE(s.position_sum.isApprox(direct.position_sum, 1e-6));
+  EXPECT_TRUE(s.second_moment.isApprox(direct.second_moment, 1e-6));
+  EXPECT_TRUE(s.context_second_moment.isApprox(direct.context_second_moment, 1e-6));
+  EXPECT_TRUE(s.context_means.isApprox(direct.context_means, 1e-6));
+  EXPECT_NEAR(s.norm_sum, direct.norm_sum, 1e-6 * direct.norm_sum);
+  EXPECT_EQ(s.context_labels, direct.context_labels);
+  EXPECT_EQ(s.reservoir.rows(), 4 * 6);  // 4 whole sequences of 6 positions
+  EXPECT_GT(s.previous_cosine_sum, 0);
+}
+
+TEST(Accumulator, ShardsMergedEqualOneRunTo1e12) {
+  const auto t = tensorOf(randomSequences(12, 9, 5, 7));
+  const auto prev = at::randn_like(t);
+  std::vector<int64_t> all(12);
+  std::iota(all.begin(), all.end(), 0);
+  const auto whole = accumulateLayer(t, prev, all, 4);
+  std::vector<int64_t> even{0, 2, 4, 6, 8, 10}, odd{1, 3, 5, 7, 9, 11};
+  const auto idx = [](const std::vector<int64_t>& v) { return at::tensor(v, at::kLong); };
+  auto merged = accumulateLayer(t.index_select(0, idx(even)), prev.index_select(0, idx(even)), even, 4);
+  anova::merge(merged, accumulateLayer(t.index_select(0, idx(odd)), prev.index_select(0, idx(odd)), odd, 4), {});
+  auto rel = [](const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) { return (a - b).norm() / b.norm(); };
+  EXPECT_LT(rel(merged.position_sum, whole.position_sum), 1e-12);
+  EXPECT_LT(rel(merged.second_moment, whole.second_moment), 1e-12);
+  EXPECT_LT(rel(merged.context_second_moment, whole.context_second_moment), 1e-12);
+  EXPECT_LT(rel(merged.context_means, whole.context_means), 1e-12);
+  EXPECT_LT(rel(merged.reservoir, whole.reservoir), 1e-12);
+  EXPECT_NEAR(merged.previous_cosine_sum, whole.previous_cosine_sum, 1e-12 * std::abs(whole.previous_cosine_sum));
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,44 @@
+#include "posgeom/metrics/layer_metrics.h"
+
+#include "anova_fixtures.h"
+#include "posgeom/metrics/spectral.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+TEST(LayerMetrics, NumbersFollowTheirDefinitions) {
+  const auto h = randomSequences(40, 33, 12, 8);
+  const auto stats = directStatistics(h, 1);
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = 5;
+  const auto m = metrics::computeLayerMetrics(stats, o);
+  const auto d = anova::decompose(stats);
+  const auto s = metrics::singularValues(d.positional);
+  EXPECT_NEAR(m.stable_rank, s.squaredNorm() / (s[0] * s[0]), 1e-12);
+  // Relative norm: stack P once per sequence and all hidden states, compare operator norms.
+  Eigen::MatrixXd stacked_p(40 * 32, 12), stacked_h(40 * 32, 12);
+  for (int c = 0; c < 40; ++c) {
+    stacked_p.middleRows(c * 32, 32) = d.positional;
+    stacked_h.middleRows(c * 32, 32) = h[static_cast<size_t>(c)].bottomRows(32);
+  }
+  EXPECT_NEAR(*m.relative_norm, metrics::singularValues(stacked_p)[0] / metrics::singularValues(stacked_h)[0], 1e-10);
+  EXPECT_GE(m.screenot.rank, 1);
+  EXPECT_TRUE(m.label_cosines.has_value());  // even / odd labels
+  EXPECT_EQ(m.gram.rows(), 32);
+  EXPECT_EQ(m.spiral.cols(), 2);
+  EXPECT_NEAR(m.mean_hidden_norm, stats.norm_sum / (40 * 32), 1e-12);
+}
+
+TEST(LayerMetrics, ConsecutiveLayersCompare) {
+  const auto stats = directStatistics(randomSequences(20, 17, 8, 9), 1);
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = 3;
+  const auto a = metrics::computeLayerMetrics(stats, o);
+  const auto c = metrics::compareLayers(a, a);
+  EXPECT_NEAR(c.basis_cosine, 1.0, 1e-12);
+  EXPECT_NEAR(c.principal_cosines.minCoeff(), 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,167 @@
+#include "posgeom/pipeline/analyze_job.h"
+
+#include <nlohmann/json.hpp>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/json_file.h"
+#include "posgeom/tokenize/pre_tokenizer.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+nlohmann::json summaryOf(const fs::path& dir) { return io::readJsonFile(dir / "summary.json"); }
+
+TEST(AnalyzeJob, ActivationsReproduceThePlantedDecomposition) {
+  POSGEOM_REQUIRE_SHARED("fixtures/metrics/anova_hidden.safetensors");
+  ScratchDir s;
+  pipeline::AnalyzeJob job;
+  job.activations = sharedDir() / "fixtures/metrics/anova_hidden.safetensors";
+  job.skip_first = 1;
+  job.report.screenot_k = 10;
+  job.out = s / "report";
+  pipeline::runAnalyzeJob(job);
+  const auto got = summaryOf(job.out);
+  const auto want = io::readJsonFile(sharedDir() / "fixtures/metrics/anova_expected.json");
+  ASSERT_EQ(got["layers"].size(), want["layers"].size());
+  auto near = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };
+  for (std::size_t l = 0; l < want["layers"].size(); ++l) {
+    const auto& g = got["layers"][l];
+    const auto& w = want["layers"][l];
+    EXPECT_EQ(g["screenot_rank"], w["screenot_rank"]);
+    for (const auto& [ours, theirs] : std::vector<std::pair<std::string, std::string>>{
+             {"stable_rank", "stable_rank"}, {"explained_ratio", "explained_ratio"}, {"relative_norm", "relative_norm_op"},
+             {"global_mean_norm", "global_mean_norm"}, {"pos_fro_norm", "pos_fro_norm"}})
+      EXPECT_TRUE(near(g[ours].get<double>(), w[theirs].get<double>())) << l << " " << ours << ": " << g[ours];
+    for (std::size_t i = 0; i < w["top_singular_values_pos"].size(); ++i)
+      EXPECT_TRUE(near(g["top_singular_values_pos"][i].get<double>(), w["top_singular_values_pos"][i].get<double>()));
+  }
+  EXPECT_TRUE(fs::exists(job.out / "state.safetensors"));
+}
+
+// A tokenizer.json whose vocabulary is the 256 bytes: it fits the fixture models' 1000 ids.
+fs::path writeByteTokenizer(const fs::path& dir) {
+  nlohmann::json vocab = nlohmann::json::object();
+  for (int b = 0; b < 256; ++b) vocab[tokenize::byteToUnicode()[static_cast<size_t>(b)]] = b;
+  fs::create_directories(dir);
+  writeFile(dir / "tokenizer.json",
+            nlohmann::json{{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}},
+                           {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}}}}
+                .dump());
+  return dir;
+}
+
+// Three topic files, shortened so that every topic gets windows.
+fs::path topicCorpus(const fs::path& dir) {
+  fs::create_directories(dir);
+  for (const char* topic : {"openwebtext-topic0.txt", "wikitext-topic1.txt", "github-topic2.txt"})
+    writeFile(dir / topic, readFile(sharedDir() / "data/corpora/topics" / topic).substr(0, 3000));
+  return dir;
+}
+
+class AnalyzeFixtureModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AnalyzeFixtureModel, EndToEndOnLabelledTopics) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/topics/github-topic2.txt");
+  ScratchDir s;
+  pipeline::AnalyzeJob job;
+  job.model = (sharedDir() / "fixtures/models" / GetParam()).string();
+  job.tokenizer = writeByteTokenizer(s / "tok");
+  job.corpus.path = topicCorpus(s / "topics").string();
+  job.seq_len = 48;
+  job.batch_size = 4;
+  job.report.screenot_k = 5;
+  job.out = s / "report";
+  pipeline::runAnalyzeJob(job);
+  const auto summary = summaryOf(job.out);
+  ASSERT_EQ(summary["layers"].size(), 4u);  // hidden.0 .. hidden.3
+  for (const auto& l : summary["layers"]) {
+    EXPECT_GT(l["sequences"].get<int>(), 100);
+    EXPECT_GE(l["screenot_rank"].get<int>(), 0);
+    EXPECT_GT(l["stable_rank"].get<double>(), 0.99);
+    EXPECT_EQ(l["context_labels"], 3);
+    EXPECT_TRUE(l.contains("context_cos_within_label"));
+  }
+  EXPECT_EQ(summary["data"]["documents"], 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, AnalyzeFixtureModel,
+                         ::testing::Values("tiny-gpt2", "tiny-bert", "tiny-bloom", "tiny-llama", "tiny-gpt2-f16-prefixed"));
+
+TEST(AnalyzeJob, TwoShardsMergedEqualOneRun) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
+  ScratchDir s;
+  pipeline::AnalyzeJob job;
+  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
+  job.tokenizer = writeByteTokenizer(s / "tok");
+  job.corpus.path = (sharedDir() / "data/corpora/tinyshakespeare.txt").string();
+  job.seq_len = 32;
+  job.num_seqs = 30;
+  job.batch_size = 1;  // float32 matrix products may round differently with another batch composition
+  job.report.screenot_k = 5;
+  job.out = s / "whole";
+  pipeline::runAnalyzeJob(job);
+  for (int i = 0; i < 2; ++i) {
+    job.shard = std::to_string(i) + "/2";
+    job.out = s / ("shard" + std::to_string(i));
+    pipeline::runAnalyzeJob(job);
+  }
+  pipeline::runMergeJob({s / "shard0/state.safetensors", s / "shard1/state.safetensors"}, s / "merged", job.report, {});
+  const auto whole = summaryOf(s / "whole"), merged = summaryOf(s / "merged");
+  int compared = 0;
+  for (std::size_t l = 0; l < whole["layers"].size(); ++l)
+    for (const auto& [key, value] : whole["layers"][l].items()) {
+      const auto& other = merged["layers"][l][key];
+      if (value.is_number_float()) {
+        EXPECT_NEAR(other.get<double>(), value.get<double>(), 1e-12 * std::max(1.0, std::abs(value.get<double>()))) << key;
+        ++compared;
+      } else if (value.is_number_integer()) {
+        EXPECT_EQ(other, value) << key;
+      }
+    }
+  EXPECT_GT(compared, 40);
+  EXPECT_EQ(merged["data"]["windows"], 30);
+}
+
+TEST(AnalyzeJob, BadSettingsAreBadInputs) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  pipeline::AnalyzeJob job;
+  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
+  job.corpus.path = "random";
+  job.num_seqs = 2;
+  job.out = s / "r";
+  job.seq_len = 129;
+  EXPECT_THROW(pipeline::runAnalyzeJob(job), InputError);  // beyond 128 learned positions
+  job.seq_len = 16;
+  job.layers = "0,9";
+  EXPECT_THROW(pipeline::runAnalyzeJob(job), InputError);
+  job.layers = "all";
+  job.report.screenot_k = 15;  // P is 15 x 64: k must stay below 15 and 2k+1 below 15
+  EXPECT_THROW(pipeline::runAnalyzeJob(job), InputError);
+  job.report.screenot_k = 3;
+  job.num_seqs = 0;
+  EXPECT_THROW(pipeline::runAnalyzeJob(job), InputError);  // random needs --num-seqs
+}
+
+TEST(AnalyzeJob, RandomTokensAreAnalysedToo) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  ScratchDir s;
+  pipeline::AnalyzeJob job;
+  job.model = (sharedDir() / "fixtures/models/tiny-llama").string();
+  job.corpus.path = "random";
+  job.num_seqs = 16;
+  job.seq_len = 24;
+  job.layers = "1,3";
+  job.report.screenot_k = 3;
+  job.out = s / "r";
+  pipeline::runAnalyzeJob(job);
+  const auto summary = summaryOf(job.out);
+  ASSERT_EQ(summary["layers"].size(), 2u);
+  EXPECT_EQ(summary["layers"][1]["layer"], 3);
+  EXPECT_EQ(summary["layers"][0]["sequences"], 16);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,49 @@
+#include "anova_fixtures.h"
+
+#include <random>
+
+namespace posgeom::testing {
+
+Sequences randomSequences(int n, int t, int d, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  // A smooth positional part, a per-sequence offset and noise: all three parts present.
+  Eigen::MatrixXd pos(t, d);
+  for (int i = 0; i < t; ++i)
+    for (int j = 0; j < d; ++j) pos(i, j) = std::sin(0.1 * (i + 1) * (j % 5 + 1)) * (j < 6 ? 2.0 : 0.1);
+  Sequences out;
+  for (int c = 0; c < n; ++c) {
+    Eigen::RowVectorXd ctx(d);
+    for (int j = 0; j < d; ++j) ctx[j] = normal(rng);
+    Eigen::MatrixXd h = pos;
+    for (int i = 0; i < t; ++i)
+      for (int j = 0; j < d; ++j) h(i, j) += ctx[j] + 0.3 * normal(rng) + 0.5;
+    out.push_back(h);
+  }
+  return out;
+}
+
+anova::LayerStatistics directStatistics(const Sequences& h, int skip_first, int64_t layer) {
+  anova::LayerStatistics s;
+  s.layer = layer;
+  const auto t = h.front().rows() - skip_first, d = h.front().cols();
+  s.position_sum = Eigen::MatrixXd::Zero(t, d);
+  s.second_moment = Eigen::MatrixXd::Zero(d, d);
+  s.context_second_moment = Eigen::MatrixXd::Zero(d, d);
+  s.context_means.resize(static_cast<Eigen::Index>(h.size()), d);
+  for (std::size_t c = 0; c < h.size(); ++c) {
+    const Eigen::MatrixXd x = h[c].bottomRows(t);
+    s.position_sum += x;
+    s.second_moment += x.transpose() * x;
+    const Eigen::RowVectorXd mean = x.colwise().mean();
+    s.context_second_moment += mean.transpose() * mean;
+    s.context_means.row(static_cast<Eigen::Index>(c)) = mean;
+    s.context_windows.push_back(static_cast<int64_t>(c));
+    s.context_labels.push_back(c % 2 ? "odd" : "even");
+    s.norm_sum += x.rowwise().norm().sum();
+  }
+  s.sequences = static_cast<int64_t>(h.size());
+  return s;
+}
+
+}  // namespace posgeom::testing
