@@ -36,7 +36,7 @@ class IdFileStream final : public TokenStream {
     if (done_) return std::nullopt;
     std::vector<char> raw(kBlockIds * format_.bytes);
     std::size_t have = pending_.size();
-    std::memcpy(raw.data(), pending_.data(), have);
+    if (have > 0) std::memcpy(raw.data(), pending_.data(), have);
     pending_.clear();
     while (have < raw.size()) {
       const auto got = source_->read(raw.data() + have, raw.size() - have);

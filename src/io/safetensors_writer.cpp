@@ -1,6 +1,8 @@
 #include "posgeom/io/safetensors_writer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "posgeom/base/error.h"
@@ -34,11 +36,19 @@ void SafetensorsWriter::addI64(const std::string& name, std::vector<int64_t> sha
 void SafetensorsWriter::write(const std::filesystem::path& path) const {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata_.empty()) header["__metadata__"] = metadata_;
+  // Widest dtypes first: with the data section 8-byte aligned, every tensor then starts
+  // at a multiple of its element size, with no gaps (which the format forbids).
+  std::vector<const std::pair<const std::string, Pending>*> order;
+  for (const auto& entry : tensors_) order.push_back(&entry);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return dtypeSize(a->second.dtype) > dtypeSize(b->second.dtype);
+  });
   std::size_t offset = 0;
-  for (const auto& [name, t] : tensors_) {
-    header[name] = {{"dtype", std::string(dtypeName(t.dtype))},
-                    {"shape", t.shape},
-                    {"data_offsets", {offset, offset + t.bytes.size()}}};
+  for (const auto* entry : order) {
+    const auto& t = entry->second;
+    header[entry->first] = {{"dtype", std::string(dtypeName(t.dtype))},
+                            {"shape", t.shape},
+                            {"data_offsets", {offset, offset + t.bytes.size()}}};
     offset += t.bytes.size();
   }
   std::string text = header.dump();
@@ -50,9 +60,9 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((n >> (8 * i)) & 0xff);
     out.write(reinterpret_cast<const char*>(len), 8);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const auto& entry : tensors_)
-      out.write(reinterpret_cast<const char*>(entry.second.bytes.data()),
-                static_cast<std::streamsize>(entry.second.bytes.size()));
+    for (const auto* entry : order)
+      out.write(reinterpret_cast<const char*>(entry->second.bytes.data()),
+                static_cast<std::streamsize>(entry->second.bytes.size()));
   });
 }
 

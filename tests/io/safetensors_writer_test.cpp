@@ -25,6 +25,19 @@ TEST(SafetensorsWriter, RoundTripsValuesDtypesAndMetadata) {
   EXPECT_EQ(f.get("b").dtype, io::DType::kBool);
 }
 
+TEST(SafetensorsWriter, EveryTensorStartsAlignedToItsElementSize) {
+  ScratchDir s;
+  io::SafetensorsWriter w;
+  const uint8_t flag[1] = {1};
+  w.add("a_bool", io::DType::kBool, {1}, flag, 1);
+  w.addF32("b_float", {1}, {1.0f});
+  w.addF64("c_double", {1}, {2.0});
+  w.write(s / "x.safetensors");
+  const auto f = io::SafetensorsFile::open(s / "x.safetensors");
+  for (const auto& [name, v] : f.tensors())
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data) % io::dtypeSize(v.dtype), 0u) << name;
+}
+
 TEST(SafetensorsWriter, DataSectionIsEightByteAligned) {
   ScratchDir s;
   io::SafetensorsWriter w;
