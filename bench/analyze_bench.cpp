@@ -1,5 +1,5 @@
 // Cost of the analysis over the bare forward pass, in one process on the same batches.
-// Usage: posgeom_bench_analyze MODEL_DIR [SEQ_LEN=512] [BATCH=4] [REPEATS=3]
+// Usage: posgeom_bench_analyze MODEL_DIR [SEQ_LEN=512] [BATCH=4] [REPEATS=3] [--no-second-moment]
 // (tools/bench-analyze writes a GPT-2-small-shaped random model and runs this.)
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/model/loader.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   const int64_t seq_len = argc > 2 ? std::atoll(argv[2]) : 512;
   const int64_t batch = argc > 3 ? std::atoll(argv[3]) : 4;
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 3;
+  const bool second_moment = !(argc > 5 && std::string(argv[5]) == "--no-second-moment");
   posgeom::model::configureThreads(0);
   const auto loaded = posgeom::model::loadModel(argv[1], posgeom::model::Numerics::parse("float32", "cpu"));
   const auto& config = loaded.model->config();
@@ -29,6 +31,7 @@ int main(int argc, char** argv) {
 
   posgeom::anova::AccumulatorOptions options;
   for (int64_t l = 0; l <= config.num_layers; ++l) options.layers.insert(l);
+  options.second_moment = second_moment;
   posgeom::anova::Accumulator accumulator(options, seq_len, config.hidden_size, at::kCPU);
   std::vector<int64_t> windows(static_cast<size_t>(batch));
   std::vector<std::string> labels(static_cast<size_t>(batch));

@@ -14,6 +14,24 @@ Eigen::MatrixXd toEigen(const at::Tensor& t) {
   return m;
 }
 
+// sum h h^T over the tokens of `hidden` [B, T', d] into the float64 accumulator. The d x d
+// product dominates the analysis' cost, so float32 activations are multiplied in float32,
+// in blocks short enough (kMomentBlock tokens) that the block sums keep float32's ~1e-7
+// relative precision, and the blocks are added in float64.
+constexpr int64_t kMomentBlock = 256;
+void addSecondMoment(at::Tensor& moment, const at::Tensor& hidden) {
+  const auto flat = hidden.reshape({-1, hidden.size(2)});
+  if (flat.scalar_type() == at::kDouble) {
+    moment.addmm_(flat.t(), flat);
+    return;
+  }
+  const auto x = flat.to(at::kFloat);
+  for (int64_t start = 0; start < x.size(0); start += kMomentBlock) {
+    const auto block = x.narrow(0, start, std::min(kMomentBlock, x.size(0) - start));
+    moment.add_(at::mm(block.t(), block).to(at::kDouble));
+  }
+}
+
 }  // namespace
 
 struct Accumulator::Layer {
@@ -67,7 +85,7 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   layer->sequences += batch;
   layer->position_sum.add_(h.sum(0));
   const auto flat = h.reshape({batch * positions_, h.size(2)});
-  if (layer->second_moment.defined()) layer->second_moment.addmm_(flat.t(), flat);
+  if (layer->second_moment.defined()) addSecondMoment(layer->second_moment, hidden.narrow(1, options_.skip_first, positions_));
   const auto means = h.mean(1);  // [B, d]
   layer->context_second_moment.addmm_(means.t(), means);
   const auto norms = flat.norm(2, {1});
