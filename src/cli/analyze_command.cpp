@@ -49,6 +49,24 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
                         pipeline::runAnalyzeJob(*job);
                       }});
 
+  struct BaselineOptions {
+    int64_t dim = 768;
+    int64_t seq_len = 512;
+    std::filesystem::path out = "posgeom-baseline";
+    pipeline::ReportOptions report;
+  };
+  auto baseline = std::make_shared<BaselineOptions>();
+  auto* bsub = app.add_subcommand("baseline", "positional metrics of a fixed embedding, for comparison");
+  auto* sinusoidal = bsub->add_subcommand("sinusoidal", "the sinusoidal embedding of the original Transformer");
+  bsub->require_subcommand(1);
+  sinusoidal->add_option("--dim", baseline->dim)->capture_default_str();
+  sinusoidal->add_option("--seq-len", baseline->seq_len)->capture_default_str();
+  sinusoidal->add_option("--out", baseline->out, "report directory")->capture_default_str();
+  addReportOptions(sinusoidal, baseline->report);
+  commands.push_back({bsub, [baseline] {
+                        pipeline::runSinusoidalBaseline(baseline->dim, baseline->seq_len, baseline->out, baseline->report);
+                      }});
+
   struct MergeOptions {
     std::vector<std::filesystem::path> states;
     std::filesystem::path out = "posgeom-report";

@@ -12,6 +12,8 @@ struct Command {
 };
 
 void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands);
+// `check` sets exit_code to 1 when a number moved.
+void addCheckCommand(CLI::App& app, std::vector<Command>& commands, int& exit_code);
 void addForwardCommand(CLI::App& app, std::vector<Command>& commands);
 void addInspectCommand(CLI::App& app, std::vector<Command>& commands);
 void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands);

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "config_file.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/runtime.h"
 
@@ -28,8 +29,11 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
+  posgeom::cli::addConfigOption(app, argc, argv);
   std::vector<posgeom::cli::Command> commands;
+  int exit_code = static_cast<int>(ExitCode::kOk);
   posgeom::cli::addAnalyzeCommand(app, commands);
+  posgeom::cli::addCheckCommand(app, commands, exit_code);
   posgeom::cli::addForwardCommand(app, commands);
   posgeom::cli::addInspectCommand(app, commands);
   posgeom::cli::addRandomModelCommand(app, commands);
@@ -56,5 +60,5 @@ int main(int argc, char** argv) {
     std::cerr << "posgeom: internal error: " << what.substr(0, what.find('\n')) << "\n";
     return static_cast<int>(ExitCode::kInternal);
   }
-  return static_cast<int>(ExitCode::kOk);
+  return exit_code;
 }

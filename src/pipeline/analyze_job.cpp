@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -270,6 +271,34 @@ void runAnalyzeJob(const AnalyzeJob& job) {
   anova::saveState(state, job.out / "state.safetensors");
   writeReport(state, job.report, job.out);
   spdlog::info("report in {}", job.out.string());
+}
+
+void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const fs::path& out, const ReportOptions& report) {
+  if (dim <= 0 || dim % 2 || seq_len < 2) throw InputError("baseline", "needs an even --dim > 0 and --seq-len >= 2");
+  Eigen::MatrixXd pe(seq_len, dim);
+  for (int64_t t = 0; t < seq_len; ++t)
+    for (int64_t i = 0; i < dim / 2; ++i) {
+      const double angle = static_cast<double>(t) / std::pow(10000.0, 2.0 * static_cast<double>(i) / static_cast<double>(dim));
+      pe(t, 2 * i) = std::sin(angle);
+      pe(t, 2 * i + 1) = std::cos(angle);
+    }
+  // One "sequence" that is the embedding itself: its positional basis is PE minus its mean.
+  anova::LayerStatistics s;
+  s.sequences = 1;
+  s.position_sum = pe;
+  s.second_moment = pe.transpose() * pe;
+  s.context_means = pe.colwise().mean();
+  s.context_second_moment = s.context_means.transpose() * s.context_means;
+  s.context_windows = {0};
+  s.context_labels = {""};
+  s.norm_sum = pe.rowwise().norm().sum();
+  anova::AnalysisState state;
+  state.settings = {{"tool", "posgeom"}, {"source", "sinusoidal baseline"}, {"dim", dim}, {"seq_len", seq_len}, {"skip_first", 0}};
+  state.windows = 1;
+  state.layers.push_back(std::move(s));
+  prepareOutput(out);
+  writeReport(state, report, out);
+  spdlog::info("sinusoidal baseline (d={}, T={}) in {}", dim, seq_len, out.string());
 }
 
 void runMergeJob(const std::vector<fs::path>& states, const fs::path& out, const ReportOptions& report,

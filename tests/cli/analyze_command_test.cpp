@@ -25,6 +25,34 @@ TEST(AnalyzeCommand, ScreeNotKTooLargeIsABadInput) {
   EXPECT_FALSE(std::filesystem::exists(s / "r/summary.json"));
 }
 
+TEST(AnalyzeCommand, ConfigFilesGiveOptionsAndTheCommandLineWins) {
+  POSGEOM_REQUIRE_SHARED("fixtures/metrics/anova_hidden.safetensors");
+  ScratchDir s;
+  const auto activations = (sharedDir() / "fixtures/metrics/anova_hidden.safetensors").string();
+  writeFile(s / "c.json", R"({"activations": ")" + activations + R"(", "screenot-k": 10, "layer": "0,2", "out": ")" +
+                              (s / "json").string() + "\"}");
+  ASSERT_EQ(runPosgeom({"analyze", "--config", (s / "c.json").string()}).exit_code, 0);
+  const auto from_json = io::readJsonFile(s / "json/summary.json");
+  EXPECT_EQ(from_json["layers"].size(), 2u);
+  EXPECT_EQ(from_json["report"]["screenot_k"], 10);
+  writeFile(s / "c.toml", "activations = \"" + activations + "\"\nscreenot-k = 10\nout = \"" + (s / "toml").string() + "\"\n");
+  ASSERT_EQ(runPosgeom({"analyze", "--config", (s / "c.toml").string(), "--screenot-k", "8"}).exit_code, 0);
+  EXPECT_EQ(io::readJsonFile(s / "toml/summary.json")["report"]["screenot_k"], 8);
+  writeFile(s / "bad.json", R"({"no-such-option": 1})");
+  EXPECT_EQ(runPosgeom({"analyze", "--config", (s / "bad.json").string()}).exit_code, 2);
+}
+
+TEST(AnalyzeCommand, SinusoidalBaseline) {
+  ScratchDir s;
+  ASSERT_EQ(runPosgeom({"baseline", "sinusoidal", "--dim", "64", "--seq-len", "128", "--out", (s / "b").string()}).exit_code, 0);
+  const auto layer = io::readJsonFile(s / "b/summary.json")["layers"][0];
+  EXPECT_EQ(layer["positions"], 128);
+  // Sinusoids are smooth in position: their Gram's energy sits at low frequencies.
+  EXPECT_GT(layer["lowfreq_energy"].get<double>(), 0.5);
+  EXPECT_GE(layer["screenot_rank"].get<int>(), 1);
+  EXPECT_EQ(runPosgeom({"baseline", "sinusoidal", "--dim", "63", "--out", (s / "c").string()}).exit_code, 2);
+}
+
 TEST(AnalyzeCommand, NeedsAModelOrActivations) {
   ScratchDir s;
   const auto r = runPosgeom({"analyze", "--out", (s / "r").string()});

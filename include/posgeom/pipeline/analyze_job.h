@@ -42,6 +42,11 @@ struct AnalyzeJob {
 
 void runAnalyzeJob(const AnalyzeJob& job);
 
+// The same positional metrics for the fixed sinusoidal embedding of "Attention is all you
+// need" (dim D, T positions): the paper's point of comparison. PE(t, 2i) = sin(t / 10000^(2i/D)),
+// PE(t, 2i+1) = cos(...); P is PE minus its mean over positions.
+void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::path& out, const ReportOptions& report);
+
 // Merges state files of shards into the report one run over all windows would give.
 void runMergeJob(const std::vector<std::filesystem::path>& states, const std::filesystem::path& out,
                  const ReportOptions& report, const anova::SampleCaps& caps);

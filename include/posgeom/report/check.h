@@ -1,0 +1,37 @@
+#pragma once
+// `posgeom check`: the numbers of a report against pinned reference numbers, for CI.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace posgeom::report {
+
+struct Tolerance {
+  double rtol = 1e-6;
+  double atol = 1e-9;
+};
+
+struct CheckOptions {
+  Tolerance tolerance;
+  std::map<std::string, Tolerance> per_key;  // by key name, e.g. "relative_norm"
+};
+
+struct CheckRow {
+  std::string path;  // e.g. layers[layer=3].stable_rank
+  std::string reference;
+  std::string actual;  // "missing" when absent
+  double abs_diff = 0;
+  double rel_diff = 0;
+  bool ok = true;
+};
+
+// Every number in `reference` is looked up in `summary` at the same path; arrays of
+// objects with a "layer" (and "head") key are matched by those keys, not by position.
+// Integers must match exactly, floats within atol + rtol |reference|.
+std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
+                                            const CheckOptions& options);
+// The rows as an aligned table; regressions first.
+std::string formatCheck(const std::vector<CheckRow>& rows, bool all_rows);
+
+}  // namespace posgeom::report
