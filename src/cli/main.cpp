@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   using posgeom::ExitCode;
   CLI::App app{"posgeom: positional geometry of Transformer language models"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", POSGEOM_VERSION);
   int threads = 0;
   std::string log_level = "info";
   app.add_option("--threads", threads, "intra-op threads (0: all cores)")->check(CLI::NonNegativeNumber);

@@ -73,6 +73,7 @@ void writeReport(const anova::AnalysisState& state, const ReportOptions& options
   std::vector<metrics::CrossLayerMetrics> cross;
   for (std::size_t i = 1; i < layers.size(); ++i) cross.push_back(metrics::compareLayers(layers[i - 1], layers[i]));
   auto settings = state.settings;
+  settings["version"] = POSGEOM_VERSION;
   settings["report"] = {{"screenot_k", options.screenot_k},
                         {"screenot_strategy", options.screenot_strategy},
                         {"lowfreq_k", options.lowfreq_k}};
