@@ -101,6 +101,28 @@ struct TokenHash {
   }
 };
 
+// Long runs log windows, tokens/s and, when the total is known, an ETA every 10 s.
+class Progress {
+ public:
+  explicit Progress(int64_t expected_windows) : expected_(expected_windows), start_(Clock::now()), last_(start_) {}
+  void update(int64_t windows, int64_t tokens) {
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - last_).count() < 10.0) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = static_cast<double>(tokens) / elapsed;
+    if (expected_ > 0 && windows < expected_)
+      spdlog::info("{} / {} windows, {:.0f} tokens/s, ETA {:.0f} s", windows, expected_, rate,
+                   elapsed * static_cast<double>(expected_ - windows) / static_cast<double>(windows));
+    else
+      spdlog::info("{} windows, {:.0f} tokens/s", windows, rate);
+  }
+
+ private:
+  int64_t expected_;
+  Clock::time_point start_, last_;
+};
+
 anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
   const auto file = io::SafetensorsFile::open(job.activations);
   std::vector<std::pair<int64_t, at::Tensor>> per_layer;  // [N, T, d] each
@@ -198,6 +220,7 @@ anova::AnalysisState analyzeModel(const AnalyzeJob& job) {
   request.observer = &acc;
   TokenHash hash;
   t0 = Clock::now();
+  Progress progress(job.num_seqs > 0 ? job.num_seqs / parseShard(job.shard).second : 0);
   int64_t windows = 0;
   for (bool more = true; more;) {
     std::vector<int64_t> ids, indices;
@@ -219,7 +242,7 @@ anova::AnalysisState analyzeModel(const AnalyzeJob& job) {
     acc.beginBatch(indices, labels);
     loaded.model->forward(request);
     windows += b;
-    spdlog::debug("{} windows", windows);
+    progress.update(windows, windows * seq_len);
   }
   const double forward_s = secondsSince(t0);
   const auto ws = sampler.stats();

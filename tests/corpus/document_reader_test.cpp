@@ -1,5 +1,7 @@
 #include "posgeom/corpus/document_reader.h"
 
+#include <zlib.h>
+
 #include "posgeom/base/error.h"
 #include "posgeom/tokenize/tokenizer.h"
 #include "test_support.h"
@@ -108,6 +110,19 @@ TEST(DocumentReader, JsonLinesWithTextAndLabelFields) {
   EXPECT_EQ(chunks[0].label, "x");
   EXPECT_EQ(chunks[1].label, "7");
   EXPECT_EQ(r->stats().skipped_rows, 2);
+}
+
+TEST(DocumentReader, CompressedJsonLinesAreRecognisedByName) {
+  ScratchDir s;
+  const std::string rows = "{\"text\": \"one\"}\n{\"text\": \"two\"}\n";
+  gzFile gz = gzopen((s / "c.jsonl.gz").c_str(), "wb");
+  gzwrite(gz, rows.data(), static_cast<unsigned>(rows.size()));
+  gzclose(gz);
+  auto r = corpus::openDocuments((s / "c.jsonl.gz").string(), {});
+  const auto chunks = readAll(*r);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[1].text, "two");
+  EXPECT_EQ(chunks[1].label, "c.jsonl.gz");
 }
 
 TEST(DocumentReader, StrictJsonLinesNamesTheLine) {
