@@ -26,9 +26,13 @@ TEST(Numerics, RejectsUnknownDtypeAndDevice) {
   EXPECT_THROW(model::Numerics::parse("float32", "tpu"), InputError);
 }
 
-TEST(Numerics, CudaWithoutCudaIsABadInputNotACrash) {
-  if (at::hasCUDA()) GTEST_SKIP() << "this LibTorch has CUDA";
-  EXPECT_THROW(model::Numerics::parse("float32", "cuda"), InputError);
+TEST(Numerics, CudaIsADeviceWithCudaAndABadInputWithout) {
+  if (at::hasCUDA()) {
+    EXPECT_TRUE(model::Numerics::parse("float16", "cuda:0").device.is_cuda());
+    EXPECT_EQ(model::Numerics::parse("float16", "cuda:0").dtype, at::kHalf);  // real float16 on the GPU
+  } else {
+    EXPECT_THROW(model::Numerics::parse("float32", "cuda"), InputError);
+  }
 }
 
 }  // namespace
