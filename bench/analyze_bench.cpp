@@ -33,32 +33,39 @@ int main(int argc, char** argv) {
   for (int64_t l = 0; l <= config.num_layers; ++l) options.layers.insert(l);
   options.second_moment = second_moment;
   posgeom::anova::Accumulator accumulator(options, seq_len, config.hidden_size, at::kCPU);
+  auto head_options = options;
+  head_options.attention_inputs = true;  // what --heads adds to the pass (the kernels run once, at the end)
+  posgeom::anova::Accumulator head_accumulator(head_options, seq_len, config.hidden_size, at::kCPU);
   std::vector<int64_t> windows(static_cast<size_t>(batch));
   std::vector<std::string> labels(static_cast<size_t>(batch));
 
-  auto run = [&](bool analyze) {
+  auto run = [&](posgeom::anova::Accumulator* acc) {
     posgeom::model::ForwardRequest r;
     r.ids = ids;
-    if (analyze) {
-      accumulator.beginBatch(windows, labels);
-      r.observer = &accumulator;
+    if (acc) {
+      acc->beginBatch(windows, labels);
+      r.observer = acc;
     }
     const auto t0 = Clock::now();
     loaded.model->forward(r);
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
-  run(false);  // warm-up
-  run(true);
-  double bare = 0, analysed = 0;
-  for (int i = 0; i < repeats; ++i) {  // interleaved, so drifts in machine speed hit both
-    bare += run(false);
-    analysed += run(true);
+  run(nullptr);  // warm-up
+  run(&accumulator);
+  run(&head_accumulator);
+  double bare = 0, analysed = 0, with_heads = 0;
+  for (int i = 0; i < repeats; ++i) {  // interleaved, so drifts in machine speed hit all three
+    bare += run(nullptr);
+    analysed += run(&accumulator);
+    with_heads += run(&head_accumulator);
   }
   const double tokens = static_cast<double>(batch * seq_len * repeats);
   std::printf("model: %lld layers, d=%lld, T=%lld, batch=%lld, threads=%d\n", static_cast<long long>(config.num_layers),
               static_cast<long long>(config.hidden_size), static_cast<long long>(seq_len), static_cast<long long>(batch),
               at::get_num_threads());
-  std::printf("forward_tokens_per_s %.1f\nanalyze_tokens_per_s %.1f\nanalysis_overhead %.1f%%\n", tokens / bare,
-              tokens / analysed, 100.0 * (analysed / bare - 1.0));
+  std::printf("forward_tokens_per_s %.1f\nanalyze_tokens_per_s %.1f\nanalyze_heads_tokens_per_s %.1f\n", tokens / bare,
+              tokens / analysed, tokens / with_heads);
+  std::printf("analysis_overhead %.1f%%\nanalysis_heads_overhead %.1f%%\n", 100.0 * (analysed / bare - 1.0),
+              100.0 * (with_heads / bare - 1.0));
   return 0;
 }

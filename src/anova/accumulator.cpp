@@ -42,6 +42,7 @@ struct Accumulator::Layer {
   int64_t contexts_kept = 0;
   std::vector<int64_t> context_windows;
   std::vector<std::string> context_labels;
+  at::Tensor attention_input_sum;  // [T, d], for the block producing this layer
   at::Tensor reservoir;  // [cap, T', d]
   int64_t reservoir_kept = 0;
   std::vector<int64_t> reservoir_windows;
@@ -60,6 +61,7 @@ Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t di
     layer->cosine_sum = at::zeros({}, f64);
     layer->context_means = at::zeros({options_.caps.contexts, dim}, f64);
     layer->reservoir = at::zeros({options_.caps.reservoir, positions_, dim}, f64);
+    if (options_.attention_inputs && l >= 1) layer->attention_input_sum = at::zeros({seq_len, dim}, f64);
     layers_.push_back(std::move(layer));
   }
 }
@@ -110,6 +112,11 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   }
 }
 
+void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
+  for (auto& l : layers_)
+    if (l->index == block + 1 && l->attention_input_sum.defined()) l->attention_input_sum.add_(normed.to(at::kDouble).sum(0));
+}
+
 std::vector<LayerStatistics> Accumulator::statistics() const {
   std::vector<LayerStatistics> out;
   for (const auto& l : layers_) {
@@ -126,6 +133,7 @@ std::vector<LayerStatistics> Accumulator::statistics() const {
     s.context_labels = l->context_labels;
     s.reservoir = toEigen(l->reservoir.narrow(0, 0, l->reservoir_kept).reshape({-1, l->position_sum.size(1)}));
     s.reservoir_windows = l->reservoir_windows;
+    if (l->attention_input_sum.defined()) s.attention_input_sum = toEigen(l->attention_input_sum);
     out.push_back(std::move(s));
   }
   return out;

@@ -52,6 +52,9 @@ void merge(LayerStatistics& into, const LayerStatistics& other, const SampleCaps
   into.position_sum += other.position_sum;
   if (into.hasSecondMoment()) into.second_moment += other.second_moment;
   into.context_second_moment += other.context_second_moment;
+  if (into.attention_input_sum.size() != other.attention_input_sum.size())
+    throw std::invalid_argument("statistics of layer " + std::to_string(other.layer) + " differ in attention inputs");
+  if (into.attention_input_sum.size()) into.attention_input_sum += other.attention_input_sum;
   into.norm_sum += other.norm_sum;
   into.previous_cosine_sum += other.previous_cosine_sum;
   mergeSamples(into.context_means, into.context_windows, &into.context_labels, other.context_means,

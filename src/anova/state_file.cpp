@@ -41,6 +41,7 @@ void saveState(const AnalysisState& state, const std::filesystem::path& path) {
     addMatrix(w, p + "context_second_moment", s.context_second_moment);
     addMatrix(w, p + "context_means", s.context_means);
     addMatrix(w, p + "reservoir", s.reservoir);
+    if (s.attention_input_sum.size()) addMatrix(w, p + "attention_input_sum", s.attention_input_sum);
     layers.push_back({{"layer", s.layer},
                       {"sequences", s.sequences},
                       {"norm_sum", s.norm_sum},
@@ -77,6 +78,7 @@ AnalysisState loadState(const std::filesystem::path& path) {
     s.context_second_moment = readMatrix(f, p + "context_second_moment");
     s.context_means = readMatrix(f, p + "context_means");
     s.reservoir = readMatrix(f, p + "reservoir");
+    if (f.find(p + "attention_input_sum")) s.attention_input_sum = readMatrix(f, p + "attention_input_sum");
     state.layers.push_back(std::move(s));
   }
   return state;

@@ -36,6 +36,10 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_flag("!--no-special-tokens", job->special_tokens, "do not frame windows with BOS / [CLS] ... [SEP]");
   sub->add_flag("--causal", job->causal, "causal mask for bidirectional models (BERT)");
   sub->add_option("--shard", job->shard, "i/n: process every n-th window, starting at i");
+  sub->add_flag("--heads", job->heads, "positional kernels, ETC and class of every attention head");
+  sub->add_option("--kernel-skip", job->kernel_skip, "keys before this position are outside the kernels")->capture_default_str();
+  sub->add_option("--local-below", job->local_threshold, "a head is local when ETC/keys is below this")->capture_default_str();
+  sub->add_option("--uniform-above", job->uniform_threshold, "a head is uniform when ETC/keys is above this")->capture_default_str();
   sub->add_option("--text-field", job->corpus.text.text_field, "JSON Lines text field")->capture_default_str();
   sub->add_option("--label-field", job->corpus.text.label_field, "JSON Lines label field");
   sub->add_option("--token-dtype", job->corpus.token_dtype, "dtype of a .bin corpus (uint16, uint32)");

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -65,7 +66,8 @@ metrics::LayerMetricsOptions metricOptions(const ReportOptions& r) {
   return o;
 }
 
-void writeReport(const anova::AnalysisState& state, const ReportOptions& options, const fs::path& out) {
+void writeReport(const anova::AnalysisState& state, const ReportOptions& options, const fs::path& out,
+                 const std::vector<heads::HeadKernel>& head_kernels = {}) {
   const auto t0 = Clock::now();
   std::vector<metrics::LayerMetrics> layers;
   const auto metric_options = metricOptions(options);
@@ -78,7 +80,7 @@ void writeReport(const anova::AnalysisState& state, const ReportOptions& options
                         {"screenot_strategy", options.screenot_strategy},
                         {"lowfreq_k", options.lowfreq_k}};
   settings["timings"]["metrics_s"] = secondsSince(t0);
-  report::writeTables(out, report::summaryJson(settings, layers, cross), layers);
+  report::writeTables(out, report::summaryJson(settings, layers, cross, head_kernels), layers, head_kernels);
 }
 
 void prepareOutput(const fs::path& out) {
@@ -122,6 +124,42 @@ class Progress {
   int64_t expected_;
   Clock::time_point start_, last_;
 };
+
+Eigen::MatrixXd eigenOf(const at::Tensor& t) {
+  const auto host = t.to(at::kCPU, at::kDouble).contiguous();
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(host.size(0), host.dim() > 1 ? host.size(1) : 1);
+  std::memcpy(m.data(), host.data_ptr<double>(), static_cast<size_t>(m.size()) * sizeof(double));
+  return m;
+}
+
+// The positional kernel of every head of every selected layer >= 1, from the block's
+// mean attention inputs and the model's query and key maps.
+std::vector<heads::HeadKernel> headKernels(const model::Model& model, const anova::AnalysisState& state,
+                                           const AnalyzeJob& job, bool causal) {
+  const auto& config = model.config();
+  std::vector<heads::HeadKernel> out;
+  const auto slopes = model.alibiSlopes();
+  for (const auto& layer : state.layers) {
+    if (layer.attention_input_sum.size() == 0) continue;
+    if (job.kernel_skip >= layer.attention_input_sum.rows())
+      throw InputError("--kernel-skip", "leaves no keys in windows of " + std::to_string(layer.attention_input_sum.rows()));
+    const Eigen::MatrixXd means = layer.attention_input_sum / static_cast<double>(layer.sequences);
+    const auto maps = model.queryKeyMaps(layer.layer - 1);
+    for (int64_t h = 0; h < config.num_heads; ++h) {
+      heads::HeadMaps head{eigenOf(maps.wq[h]), eigenOf(maps.bq[h]), eigenOf(maps.wk[h])};
+      heads::KernelSettings settings;
+      settings.causal = causal;
+      settings.skip = job.kernel_skip;
+      if (slopes.defined()) settings.alibi_slope = slopes[h].item<double>();
+      if (config.positions == model::PositionScheme::kRope) settings.rope_theta = config.rope_theta;
+      auto kernel = heads::analyzeHead(head, means, settings, {job.local_threshold, job.uniform_threshold});
+      kernel.layer = layer.layer;
+      kernel.head = h;
+      out.push_back(std::move(kernel));
+    }
+  }
+  return out;
+}
 
 anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
   const auto file = io::SafetensorsFile::open(job.activations);
@@ -170,7 +208,12 @@ anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
   return state;
 }
 
-anova::AnalysisState analyzeModel(const AnalyzeJob& job) {
+struct ModelAnalysis {
+  anova::AnalysisState state;
+  std::vector<heads::HeadKernel> head_kernels;
+};
+
+ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   auto t0 = Clock::now();
   const auto numerics = model::Numerics::parse(job.dtype, job.device);
   const auto model_dir = io::resolveModelDir(job.model, io::processEnv());
@@ -211,6 +254,7 @@ anova::AnalysisState analyzeModel(const AnalyzeJob& job) {
   options.layers = parseLayers(job.layers, loaded.model->numHiddenStates());
   options.skip_first = job.skip_first;
   options.second_moment = job.second_moment;
+  options.attention_inputs = job.heads;
   options.caps = job.caps;
   anova::Accumulator acc(options, seq_len, config.hidden_size, numerics.device);
 
@@ -281,7 +325,15 @@ anova::AnalysisState analyzeModel(const AnalyzeJob& job) {
   state.settings["timings"] = {{"load_s", load_s}, {"forward_and_accumulate_s", forward_s}};
   state.windows = windows;
   state.layers = acc.statistics();
-  return state;
+  ModelAnalysis result{std::move(state), {}};
+  if (job.heads) {
+    result.head_kernels = headKernels(*loaded.model, result.state, job, job.causal || !config.bidirectional);
+    result.state.settings["heads"] = {{"kernel_skip", job.kernel_skip},
+                                      {"query", "mean embedding"},
+                                      {"local_below", job.local_threshold},
+                                      {"uniform_above", job.uniform_threshold}};
+  }
+  return result;
 }
 
 }  // namespace
@@ -290,10 +342,11 @@ void runAnalyzeJob(const AnalyzeJob& job) {
   const bool from_activations = !job.activations.empty();
   if (!from_activations && job.model.empty()) throw InputError("analyze", "give --model and --corpus, or --activations");
   metricOptions(job.report);  // validate before the long part
+  if (from_activations && job.heads) throw InputError("--heads", "needs the model (--model), not --activations");
   prepareOutput(job.out);
-  const auto state = from_activations ? analyzeActivations(job) : analyzeModel(job);
-  anova::saveState(state, job.out / "state.safetensors");
-  writeReport(state, job.report, job.out);
+  ModelAnalysis analysis = from_activations ? ModelAnalysis{analyzeActivations(job), {}} : analyzeModel(job);
+  anova::saveState(analysis.state, job.out / "state.safetensors");
+  writeReport(analysis.state, job.report, job.out, analysis.head_kernels);
   spdlog::info("report in {}", job.out.string());
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "posgeom/io/atomic_file.h"
@@ -41,7 +42,8 @@ std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& 
 }
 
 nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,
-                           const std::vector<metrics::CrossLayerMetrics>& cross) {
+                           const std::vector<metrics::CrossLayerMetrics>& cross,
+                           const std::vector<heads::HeadKernel>& head_kernels) {
   nlohmann::json out = settings;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& m : layers) {
@@ -74,11 +76,18 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
     consistency.push_back({{"from", c.from}, {"to", c.to}, {"basis_cosine", c.basis_cosine},
                            {"principal_angle_cosines", vectorJson(c.principal_cosines)}});
   out["cross_layer"] = std::move(consistency);
+  if (!head_kernels.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& h : head_kernels)
+      list.push_back({{"layer", h.layer}, {"head", h.head}, {"etc", h.etc}, {"keys", h.keys}, {"class", h.kind},
+                      {"window90", h.window90}});
+    out["heads"] = std::move(list);
+  }
   return out;
 }
 
 void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
-                 const std::vector<metrics::LayerMetrics>& layers) {
+                 const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadKernel>& head_kernels) {
   std::ostringstream table;
   const std::vector<std::string> keys{"layer", "screenot_rank", "stable_rank", "explained_ratio", "relative_norm",
                                       "global_mean_norm", "pos_fro_norm", "lowfreq_energy", "incoherence_max",
@@ -106,6 +115,25 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
     sv.col(1).head(m.singular_cvec.size()) = m.singular_cvec;
     sv.col(2).head(m.singular_resid.size()) = m.singular_resid;
     io::writeTextFileAtomically(dir / ("singular_values" + l), matrixCsv(sv, {"pos", "cvec", "resid"}));
+  }
+  if (!head_kernels.empty()) {
+    std::ostringstream heads_csv;
+    heads_csv << "layer,head,etc,keys,class,window90\n";
+    for (const auto& h : head_kernels)
+      heads_csv << h.layer << "," << h.head << "," << number(h.etc) << "," << h.keys << "," << h.kind << "," << h.window90 << "\n";
+    io::writeTextFileAtomically(dir / "heads.csv", heads_csv.str());
+    std::map<int64_t, std::vector<const heads::HeadKernel*>> by_layer;
+    for (const auto& h : head_kernels) by_layer[h.layer].push_back(&h);
+    for (const auto& [layer, hs] : by_layer) {
+      Eigen::MatrixXd etc(static_cast<Eigen::Index>(hs.size()), hs.front()->etc_curve.size());
+      Eigen::MatrixXd profile(static_cast<Eigen::Index>(hs.size()), hs.front()->profile.size());
+      for (std::size_t i = 0; i < hs.size(); ++i) {
+        etc.row(static_cast<Eigen::Index>(i)) = hs[i]->etc_curve.transpose();
+        profile.row(static_cast<Eigen::Index>(i)) = hs[i]->profile.transpose();
+      }
+      io::writeTextFileAtomically(dir / ("etc_L" + std::to_string(layer) + ".csv"), matrixCsv(etc));
+      io::writeTextFileAtomically(dir / ("kernel_L" + std::to_string(layer) + ".csv"), matrixCsv(profile));
+    }
   }
   // summary.json last: its presence marks a complete report.
   io::writeTextFileAtomically(dir / "summary.json", summary.dump(2) + "\n");

@@ -18,6 +18,7 @@ struct AccumulatorOptions {
   std::set<int64_t> layers;     // hidden-state indices to accumulate
   int64_t skip_first = 1;       // positions dropped from every statistic
   bool second_moment = true;    // sum h h^T (d x d per layer); off for very wide models
+  bool attention_inputs = false;  // --heads: per-position sums of each block's normed attention input
   SampleCaps caps;
 };
 
@@ -29,6 +30,7 @@ class Accumulator final : public model::LayerObserver {
   // Identifies the sequences of the next batch (window index and document label each).
   void beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels);
   void onHidden(int64_t layer, const at::Tensor& hidden) override;
+  void onAttentionInput(int64_t block, const at::Tensor& normed) override;
   // Copies the statistics to the host (once, at the end).
   std::vector<LayerStatistics> statistics() const;
 

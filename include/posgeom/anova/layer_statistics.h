@@ -24,6 +24,11 @@ struct LayerStatistics {
   std::vector<int64_t> context_windows;
   std::vector<std::string> context_labels;
 
+  // With --heads, for the block that produces this layer (layer >= 1): the sum over
+  // sequences of its attention input after the input norm, at every position [T, d]
+  // (no positions skipped: the kernels have their own --kernel-skip).
+  Eigen::MatrixXd attention_input_sum;
+
   // A few whole sequences for figures: the lowest-indexed windows, stacked.
   Eigen::MatrixXd reservoir;  // [R * T', d]
   std::vector<int64_t> reservoir_windows;

@@ -35,6 +35,10 @@ struct AnalyzeJob {
   bool causal = false;                   // causal mask for BERT
   std::string shard;                     // "i/n"
   bool second_moment = true;
+  bool heads = false;                    // positional kernels of every head of the selected layers
+  int64_t kernel_skip = 5;               // keys before this position are outside the kernels' softmax
+  double local_threshold = 0.1;          // ETC / keys below: local
+  double uniform_threshold = 0.5;        // ETC / keys above: uniform
   anova::SampleCaps caps;
   ReportOptions report;
   std::filesystem::path out = "posgeom-report";

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "posgeom/heads/positional_kernel.h"
 #include "posgeom/metrics/layer_metrics.h"
 
 namespace posgeom::report {
@@ -11,12 +12,15 @@ namespace posgeom::report {
 // DESIGN §7: the run's identity and settings plus per-layer numbers and cross-layer
 // consistency.
 nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,
-                           const std::vector<metrics::CrossLayerMetrics>& cross);
+                           const std::vector<metrics::CrossLayerMetrics>& cross,
+                           const std::vector<heads::HeadKernel>& head_kernels = {});
 
 // summary.json, layers.csv, and per layer pos_L<l>.csv, gram_L<l>.csv, gram_dct_L<l>.csv,
 // singular_values_L<l>.csv, spiral_L<l>.csv, power_spectrum_L<l>.csv.
+// With heads: heads.csv, and per layer etc_L<l>.csv (ETC curves, a row per head) and
+// kernel_L<l>.csv (the last position's kernel, a row per head).
 void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
-                 const std::vector<metrics::LayerMetrics>& layers);
+                 const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadKernel>& head_kernels = {});
 
 // A matrix as CSV (one row per line, %.17g).
 std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& header = {});

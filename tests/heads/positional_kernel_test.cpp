@@ -1,0 +1,80 @@
+#include "posgeom/heads/positional_kernel.h"
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+using namespace posgeom::heads;
+
+HeadMaps zeroHead(int dh, int d) { return {Eigen::MatrixXd::Zero(dh, d), Eigen::VectorXd::Zero(dh), Eigen::MatrixXd::Zero(dh, d)}; }
+
+TEST(PositionalKernel, ZeroQueryGivesTheUniformKernel) {
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(20, 6);
+  HeadMaps head = zeroHead(4, 6);
+  head.wk = Eigen::MatrixXd::Random(4, 6);
+  KernelSettings s;
+  s.skip = 5;
+  const auto k = positionalKernel(head, means, s);
+  const auto etc = effectiveTokenCount(k);
+  for (Eigen::Index n = 5; n < 20; ++n) {
+    EXPECT_NEAR(k.row(n).sum(), 1.0, 1e-12);
+    EXPECT_NEAR(etc[n], static_cast<double>(n - 5 + 1), 1e-9);  // every key counts
+  }
+  EXPECT_EQ(k.row(4).sum(), 0.0);
+  s.causal = false;
+  EXPECT_NEAR(effectiveTokenCount(positionalKernel(head, means, s))[7], 15.0, 1e-9);
+  EXPECT_EQ(classify(etc[19], 15, {}), "uniform");
+}
+
+TEST(PositionalKernel, AlibiWithoutContentIsGeometric) {
+  const double slope = 0.5;
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(40, 6);
+  KernelSettings s;
+  s.skip = 0;
+  s.alibi_slope = slope;
+  const auto k = positionalKernel(zeroHead(4, 6), means, s);
+  const Eigen::Index n = 39;
+  // K_n(n - j) = r^j (1 - r) / (1 - r^(n+1)) with r = e^-slope.
+  const double r = std::exp(-slope);
+  const double norm = (1 - std::pow(r, n + 1)) / (1 - r);
+  for (int j = 0; j < 5; ++j) EXPECT_NEAR(k(n, n - j), std::pow(r, j) / norm, 1e-12);
+  double sq = 0;
+  for (int j = 0; j <= n; ++j) sq += std::pow(std::pow(r, j) / norm, 2);
+  EXPECT_NEAR(effectiveTokenCount(k)[n], 1.0 / sq, 1e-9);
+  // 90% of the mass within w: smallest w with 1 - r^(w+1) >= 0.9 (n large): w = ceil(ln 0.1 / ln r) - 1.
+  EXPECT_EQ(window90(k, n), static_cast<int64_t>(std::ceil(std::log(0.1) / std::log(r))) - 1);
+  EXPECT_EQ(classify(effectiveTokenCount(k)[n], n + 1, {0.2, 0.5}), "local");  // ETC ~4.1 of 40 keys
+}
+
+TEST(PositionalKernel, RopeWithConstantKeysFollowsTheRotation) {
+  // Keys constant over positions, query constant too: logits depend on n - i only
+  // through the rotation, q R(n)^T... = q . R(i - n) k.
+  const int d = 4, t = 12;
+  Eigen::MatrixXd means = Eigen::MatrixXd::Ones(t, d);
+  HeadMaps head{Eigen::MatrixXd::Identity(d, d), Eigen::VectorXd::Zero(d), Eigen::MatrixXd::Identity(d, d)};
+  KernelSettings s;
+  s.skip = 0;
+  s.rope_theta = 10.0;
+  const auto k = positionalKernel(head, means, s);
+  const Eigen::Index n = 11;
+  Eigen::VectorXd logits(n + 1);
+  for (Eigen::Index i = 0; i <= n; ++i) {
+    double dot = 0;  // q = k = (1,1,1,1): each pair contributes 2 cos((n - i) * theta^(-2j/d))
+    for (int j = 0; j < d / 2; ++j) dot += 2 * std::cos(static_cast<double>(n - i) * std::pow(10.0, -2.0 * j / d));
+    logits[i] = dot / 2.0;  // / sqrt(dh)
+  }
+  const Eigen::VectorXd e = (logits.array() - logits.maxCoeff()).exp();
+  for (Eigen::Index i = 0; i <= n; ++i) EXPECT_NEAR(k(n, i), e[i] / e.sum(), 1e-12);
+}
+
+TEST(PositionalKernel, WindowAndClasses) {
+  Eigen::MatrixXd k = Eigen::MatrixXd::Zero(4, 4);
+  k.row(3) << 0.05, 0.05, 0.1, 0.8;
+  EXPECT_EQ(window90(k, 3), 1);
+  EXPECT_EQ(classify(30, 100, {}), "slow-decay");
+}
+
+}  // namespace
+}  // namespace posgeom::testing
