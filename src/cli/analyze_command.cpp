@@ -33,6 +33,8 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--sampling", job->sampling, "sequential or random")->capture_default_str();
   sub->add_option("--seed", job->seed)->capture_default_str();
   sub->add_flag("--cross-documents", job->cross_documents, "let windows span document boundaries");
+  sub->add_option("--windows-per-document", job->windows_per_document,
+                  "at most this many windows from each document (balanced labels; 0: no limit)");
   sub->add_flag("!--no-special-tokens", job->special_tokens, "do not frame windows with BOS / [CLS] ... [SEP]");
   sub->add_flag("--causal", job->causal, "causal mask for bidirectional models (BERT)");
   sub->add_option("--shard", job->shard, "i/n: process every n-th window, starting at i");

@@ -12,6 +12,8 @@ WindowSampler::WindowSampler(TokenStream& stream, WindowOptions options)
   if (content_len_ <= 0)
     throw InputError("--seq-len", std::to_string(options_.seq_len) + " leaves no room for tokens after the " +
                                       std::to_string(options_.seq_len - content_len_) + " special tokens of each window");
+  if (options_.max_per_document > 0 && options_.cross_documents)
+    throw InputError("--windows-per-document", "cannot be combined with --cross-documents");
   if (options_.shard_count < 1 || options_.shard_index < 0 || options_.shard_index >= options_.shard_count)
     throw InputError("--shard", "must be i/n with 0 <= i < n");
   drawGap();
@@ -24,9 +26,12 @@ void WindowSampler::drawGap() {
 bool WindowSampler::pull() {
   auto block = stream_.next();
   if (!block) return false;
+  if (!block->document_start && skipping_document_) return true;  // over its quota: drop the rest
   if (block->document_start) {
     ++stats_.documents_seen;
     current_document_tokens_ = 0;
+    current_document_windows_ = 0;
+    skipping_document_ = false;
     if (!options_.cross_documents) {  // the tail of the last document cannot start a window
       buffer_.clear();
       labels_.clear();
@@ -63,6 +68,10 @@ std::optional<Window> WindowSampler::next() {
     for (const auto& [pos, label] : labels_)
       if (pos <= begin) w.label = label;
     start_ = needed;
+    if (options_.max_per_document > 0 && ++current_document_windows_ >= options_.max_per_document) {
+      skipping_document_ = true;  // the rest of this document is not read into windows
+      start_ = buffer_.size();
+    }
     while (labels_.size() > 1 && labels_[1].first <= start_) labels_.erase(labels_.begin());
     drawGap();
     if (w.index % options_.shard_count != options_.shard_index) continue;

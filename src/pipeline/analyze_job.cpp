@@ -246,6 +246,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   w.random_offsets = job.sampling == "random";
   w.seed = job.seed;
   w.cross_documents = job.cross_documents;
+  w.max_per_document = job.windows_per_document;
   if (tokenizer && job.special_tokens) w.framing = tokenizer->framing();
   std::tie(w.shard_index, w.shard_count) = parseShard(job.shard);
   corpus::WindowSampler sampler(*stream, w);
@@ -313,6 +314,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
                     {"sampling", job.sampling},
                     {"seed", job.seed},
                     {"cross_documents", job.cross_documents},
+                    {"windows_per_document", job.windows_per_document},
                     {"special_tokens", job.special_tokens && tokenizer != nullptr},
                     {"causal", job.causal || !config.bidirectional},
                     {"layers", options.layers},

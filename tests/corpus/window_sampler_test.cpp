@@ -72,6 +72,22 @@ TEST(WindowSampler, SequentialNonOverlappingWithinDocuments) {
   EXPECT_EQ(sampler.stats().tokens_read, 17);
 }
 
+TEST(WindowSampler, QuotaPerDocumentBalancesLabels) {
+  FakeStream stream({40, 40, 40}, 7);
+  corpus::WindowOptions o;
+  o.seq_len = 4;
+  o.max_per_document = 2;
+  corpus::WindowSampler sampler(stream, o);
+  const auto w = all(sampler);
+  ASSERT_EQ(w.size(), 6u);
+  EXPECT_EQ(w[1].ids.front(), 4);
+  EXPECT_EQ(w[2].ids.front(), 40);  // the next document starts fresh
+  EXPECT_EQ(w[2].label, "doc1");
+  EXPECT_EQ(w[5].label, "doc2");
+  o.cross_documents = true;
+  EXPECT_THROW(corpus::WindowSampler(stream, o), InputError);
+}
+
 TEST(WindowSampler, CrossingDocumentsKeepsTheStartingLabel) {
   FakeStream stream({6, 6}, 5);
   corpus::WindowOptions o;

@@ -18,6 +18,7 @@ struct WindowOptions {
   bool random_offsets = false;  // a uniform gap of [0, T) tokens before each window
   uint64_t seed = 0;
   bool cross_documents = false;  // default: a window lies inside one document
+  int64_t max_per_document = 0;  // > 0: at most this many windows from each document, then skip to the next
   tokenize::Framing framing;
   int64_t shard_index = 0;  // keep windows whose index % shard_count == shard_index
   int64_t shard_count = 1;
@@ -57,6 +58,8 @@ class WindowSampler {
   std::vector<std::pair<std::size_t, std::string>> labels_;  // (buffer position, label) where documents begin
   int64_t gap_ = 0;
   int64_t current_document_tokens_ = 0;
+  int64_t current_document_windows_ = 0;
+  bool skipping_document_ = false;
   std::mt19937_64 rng_;
   WindowStats stats_;
   bool exhausted_ = false;

@@ -31,6 +31,7 @@ struct AnalyzeJob {
   std::string sampling = "sequential";   // or random
   uint64_t seed = 0;
   bool cross_documents = false;
+  int64_t windows_per_document = 0;      // > 0: a quota per document (balanced labels)
   bool special_tokens = true;            // BOS / [CLS] ... [SEP] around each window
   bool causal = false;                   // causal mask for BERT
   std::string shard;                     // "i/n"
