@@ -3,7 +3,6 @@
 #include <cstring>
 
 namespace posgeom::anova {
-namespace {
 
 Eigen::MatrixXd toEigen(const at::Tensor& t) {
   const auto host = t.to(at::kCPU, at::kDouble).contiguous();
@@ -13,6 +12,8 @@ Eigen::MatrixXd toEigen(const at::Tensor& t) {
   if (m.size()) std::memcpy(m.data(), host.data_ptr<double>(), static_cast<size_t>(m.size()) * sizeof(double));
   return m;
 }
+
+namespace {
 
 // sum h h^T over the tokens of `hidden` [B, T', d] into the float64 accumulator. The d x d
 // product dominates the analysis' cost, so float32 activations are multiplied in float32,

@@ -94,10 +94,4 @@ std::string Checkpoint::fileOf(const std::string& name) const {
   return it == file_of_.end() ? dir_.string() : it->second;
 }
 
-std::vector<std::string> Checkpoint::names() const {
-  std::vector<std::string> out;
-  for (const auto& [name, view] : tensors_) out.push_back(name);
-  return out;
-}
-
 }  // namespace posgeom::io

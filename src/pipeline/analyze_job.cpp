@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <cstring>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -125,13 +124,6 @@ class Progress {
   Clock::time_point start_, last_;
 };
 
-Eigen::MatrixXd eigenOf(const at::Tensor& t) {
-  const auto host = t.to(at::kCPU, at::kDouble).contiguous();
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(host.size(0), host.dim() > 1 ? host.size(1) : 1);
-  std::memcpy(m.data(), host.data_ptr<double>(), static_cast<size_t>(m.size()) * sizeof(double));
-  return m;
-}
-
 // The positional kernel of every head of every selected layer >= 1, from the block's
 // mean attention inputs and the model's query and key maps.
 std::vector<heads::HeadKernel> headKernels(const model::Model& model, const anova::AnalysisState& state,
@@ -146,7 +138,7 @@ std::vector<heads::HeadKernel> headKernels(const model::Model& model, const anov
     const Eigen::MatrixXd means = layer.attention_input_sum / static_cast<double>(layer.sequences);
     const auto maps = model.queryKeyMaps(layer.layer - 1);
     for (int64_t h = 0; h < config.num_heads; ++h) {
-      heads::HeadMaps head{eigenOf(maps.wq[h]), eigenOf(maps.bq[h]), eigenOf(maps.wk[h])};
+      heads::HeadMaps head{anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h])};
       heads::KernelSettings settings;
       settings.causal = causal;
       settings.skip = job.kernel_skip;

@@ -22,6 +22,10 @@ struct AccumulatorOptions {
   SampleCaps caps;
 };
 
+// A tensor of at most two dimensions (a vector becomes one column) as a float64 Eigen
+// matrix on the host: where statistics and model maps cross from Torch to the Eigen core.
+Eigen::MatrixXd toEigen(const at::Tensor& t);
+
 class Accumulator final : public model::LayerObserver {
  public:
   Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device);

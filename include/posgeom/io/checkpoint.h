@@ -24,7 +24,6 @@ class Checkpoint {
   const TensorView* find(const std::string& name) const;
   // The file a tensor lives in, for error messages.
   std::string fileOf(const std::string& name) const;
-  std::vector<std::string> names() const;
   const std::vector<std::filesystem::path>& files() const { return files_; }
   const std::filesystem::path& dir() const { return dir_; }
 

@@ -16,7 +16,6 @@ struct Numerics {
   // with every stored value rounded to float16, as float16 tensor cores accumulate.
   static Numerics parse(const std::string& dtype, const std::string& device);
 
-  at::TensorOptions options() const { return at::TensorOptions().dtype(dtype).device(device); }
   // Rounds a freshly computed tensor to the storage precision.
   at::Tensor round(const at::Tensor& t) const;
   // Brings a tensor (any dtype/device) to this device and precision.

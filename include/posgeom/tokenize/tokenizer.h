@@ -34,9 +34,6 @@ class Tokenizer {
   virtual int64_t vocabSize() const = 0;
   // "GPT-2 byte-level BPE (tokenizer.json)", ...
   virtual std::string describe() const = 0;
-  // May the text be cut into chunks after a newline followed by a non-space without
-  // changing the ids? (True for the regex/whitespace pre-tokenizers used here.)
-  virtual bool chunkableAtLineStarts() const { return true; }
 
   const Framing& framing() const { return framing_; }
   void setFraming(Framing f) { framing_ = std::move(f); }
