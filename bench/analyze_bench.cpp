@@ -12,6 +12,7 @@
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/model/loader.h"
 #include "posgeom/model/runtime.h"
+#include "posgeom/pipeline/heads_stage.h"
 
 using Clock = std::chrono::steady_clock;
 
@@ -60,6 +61,13 @@ int main(int argc, char** argv) {
     with_heads += run(&head_accumulator);
   }
   const double tokens = static_cast<double>(batch * seq_len * repeats);
+  // The heads' end stage (kernels, QK split, sparsity) runs once per run on the kept samples.
+  posgeom::anova::AnalysisState state;
+  state.layers = head_accumulator.statistics();
+  const auto t_heads = Clock::now();
+  const auto heads = posgeom::pipeline::analyzeHeads(*loaded.model, state, {}, true);
+  const double heads_s = std::chrono::duration<double>(Clock::now() - t_heads).count();
+  const double window_s = bare / static_cast<double>(batch * repeats);
   std::printf("model: %lld layers, d=%lld, T=%lld, batch=%lld, threads=%d\n", static_cast<long long>(config.num_layers),
               static_cast<long long>(config.hidden_size), static_cast<long long>(seq_len), static_cast<long long>(batch),
               at::get_num_threads());
@@ -67,5 +75,7 @@ int main(int argc, char** argv) {
               tokens / analysed, tokens / with_heads);
   std::printf("analysis_overhead %.1f%%\nanalysis_heads_overhead %.1f%%\n", 100.0 * (analysed / bare - 1.0),
               100.0 * (with_heads / bare - 1.0));
+  std::printf("heads_end_stage_s %.2f (%zu heads, %lld sampled sequences; as long as %.1f windows' bare forward)\n", heads_s,
+              heads.size(), static_cast<long long>(heads.empty() ? 0 : heads.front().samples), heads_s / window_s);
   return 0;
 }

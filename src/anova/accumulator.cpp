@@ -1,5 +1,6 @@
 #include "posgeom/anova/accumulator.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace posgeom::anova {
@@ -44,6 +45,9 @@ struct Accumulator::Layer {
   std::vector<int64_t> context_windows;
   std::vector<std::string> context_labels;
   at::Tensor attention_input_sum;  // [T, d], for the block producing this layer
+  at::Tensor attention_samples;    // [cap, T, d], float32 on the host
+  int64_t attention_samples_kept = 0;
+  std::vector<int64_t> attention_sample_windows;
   at::Tensor reservoir;  // [cap, T', d]
   int64_t reservoir_kept = 0;
   std::vector<int64_t> reservoir_windows;
@@ -62,7 +66,10 @@ Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t di
     layer->cosine_sum = at::zeros({}, f64);
     layer->context_means = at::zeros({options_.caps.contexts, dim}, f64);
     layer->reservoir = at::zeros({options_.caps.reservoir, positions_, dim}, f64);
-    if (options_.attention_inputs && l >= 1) layer->attention_input_sum = at::zeros({seq_len, dim}, f64);
+    if (options_.attention_inputs && l >= 1) {
+      layer->attention_input_sum = at::zeros({seq_len, dim}, f64);
+      layer->attention_samples = at::zeros({options_.caps.attention_samples, seq_len, dim}, at::kFloat);
+    }
     layers_.push_back(std::move(layer));
   }
 }
@@ -114,8 +121,15 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
 }
 
 void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
-  for (auto& l : layers_)
-    if (l->index == block + 1 && l->attention_input_sum.defined()) l->attention_input_sum.add_(normed.to(at::kDouble).sum(0));
+  for (auto& l : layers_) {
+    if (l->index != block + 1 || !l->attention_input_sum.defined()) continue;
+    l->attention_input_sum.add_(normed.to(at::kDouble).sum(0));
+    const int64_t take = std::min(normed.size(0), options_.caps.attention_samples - l->attention_samples_kept);
+    if (take <= 0) continue;
+    l->attention_samples.narrow(0, l->attention_samples_kept, take).copy_(normed.narrow(0, 0, take).to(at::kCPU, at::kFloat));
+    l->attention_samples_kept += take;
+    for (int64_t b = 0; b < take; ++b) l->attention_sample_windows.push_back(batch_windows_.at(static_cast<size_t>(b)));
+  }
 }
 
 std::vector<LayerStatistics> Accumulator::statistics() const {
@@ -134,7 +148,11 @@ std::vector<LayerStatistics> Accumulator::statistics() const {
     s.context_labels = l->context_labels;
     s.reservoir = toEigen(l->reservoir.narrow(0, 0, l->reservoir_kept).reshape({-1, l->position_sum.size(1)}));
     s.reservoir_windows = l->reservoir_windows;
-    if (l->attention_input_sum.defined()) s.attention_input_sum = toEigen(l->attention_input_sum);
+    if (l->attention_input_sum.defined()) {
+      s.attention_input_sum = toEigen(l->attention_input_sum);
+      s.attention_samples = toEigen(l->attention_samples.narrow(0, 0, l->attention_samples_kept).reshape({-1, l->attention_input_sum.size(1)}));
+      s.attention_sample_windows = l->attention_sample_windows;
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -61,6 +61,9 @@ void merge(LayerStatistics& into, const LayerStatistics& other, const SampleCaps
                other.context_windows, &other.context_labels, caps.contexts, 1);
   mergeSamples(into.reservoir, into.reservoir_windows, nullptr, other.reservoir, other.reservoir_windows, nullptr,
                caps.reservoir, into.positions());
+  if (into.attention_input_sum.size())
+    mergeSamples(into.attention_samples, into.attention_sample_windows, nullptr, other.attention_samples,
+                 other.attention_sample_windows, nullptr, caps.attention_samples, into.attention_input_sum.rows());
 }
 
 }  // namespace posgeom::anova

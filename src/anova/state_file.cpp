@@ -11,15 +11,30 @@ namespace {
 
 constexpr const char* kFormat = "posgeom-state-1";
 
+template <typename Scalar>
+using RowMajor = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
 void addMatrix(io::SafetensorsWriter& w, const std::string& name, const Eigen::MatrixXd& m) {
-  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = m;
+  const RowMajor<double> row_major = m;
   w.add(name, io::DType::kF64, {m.rows(), m.cols()}, row_major.data(), static_cast<size_t>(m.size()) * sizeof(double));
+}
+
+// Samples of activations that were float32 (or narrower) to begin with: half the bytes.
+void addFloatMatrix(io::SafetensorsWriter& w, const std::string& name, const Eigen::MatrixXd& m) {
+  const RowMajor<float> row_major = m.cast<float>();
+  w.add(name, io::DType::kF32, {m.rows(), m.cols()}, row_major.data(), static_cast<size_t>(m.size()) * sizeof(float));
 }
 
 Eigen::MatrixXd readMatrix(const io::SafetensorsFile& f, const std::string& name) {
   const auto& v = f.get(name);
-  if (v.dtype != io::DType::kF64 || v.shape.size() != 2) throw InputError(f.path().string(), "tensor '" + name + "' is not a F64 matrix");
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(v.shape[0], v.shape[1]);
+  if ((v.dtype != io::DType::kF64 && v.dtype != io::DType::kF32) || v.shape.size() != 2)
+    throw InputError(f.path().string(), "tensor '" + name + "' is not a F64 or F32 matrix");
+  if (v.dtype == io::DType::kF32) {
+    RowMajor<float> m(v.shape[0], v.shape[1]);
+    if (v.nbytes) std::memcpy(m.data(), v.data, v.nbytes);
+    return m.cast<double>();
+  }
+  RowMajor<double> m(v.shape[0], v.shape[1]);
   if (v.nbytes) std::memcpy(m.data(), v.data, v.nbytes);
   return m;
 }
@@ -41,14 +56,19 @@ void saveState(const AnalysisState& state, const std::filesystem::path& path) {
     addMatrix(w, p + "context_second_moment", s.context_second_moment);
     addMatrix(w, p + "context_means", s.context_means);
     addMatrix(w, p + "reservoir", s.reservoir);
-    if (s.attention_input_sum.size()) addMatrix(w, p + "attention_input_sum", s.attention_input_sum);
-    layers.push_back({{"layer", s.layer},
-                      {"sequences", s.sequences},
-                      {"norm_sum", s.norm_sum},
-                      {"previous_cosine_sum", s.previous_cosine_sum},
-                      {"context_windows", s.context_windows},
-                      {"context_labels", s.context_labels},
-                      {"reservoir_windows", s.reservoir_windows}});
+    nlohmann::json layer = {{"layer", s.layer},
+                            {"sequences", s.sequences},
+                            {"norm_sum", s.norm_sum},
+                            {"previous_cosine_sum", s.previous_cosine_sum},
+                            {"context_windows", s.context_windows},
+                            {"context_labels", s.context_labels},
+                            {"reservoir_windows", s.reservoir_windows}};
+    if (s.attention_input_sum.size()) {
+      addMatrix(w, p + "attention_input_sum", s.attention_input_sum);
+      addFloatMatrix(w, p + "attention_samples", s.attention_samples);
+      layer["attention_sample_windows"] = s.attention_sample_windows;
+    }
+    layers.push_back(std::move(layer));
   }
   const nlohmann::json meta = {{"format", kFormat}, {"settings", state.settings}, {"windows", state.windows}, {"layers", layers}};
   w.setMetadata("posgeom", meta.dump());
@@ -78,7 +98,11 @@ AnalysisState loadState(const std::filesystem::path& path) {
     s.context_second_moment = readMatrix(f, p + "context_second_moment");
     s.context_means = readMatrix(f, p + "context_means");
     s.reservoir = readMatrix(f, p + "reservoir");
-    if (f.find(p + "attention_input_sum")) s.attention_input_sum = readMatrix(f, p + "attention_input_sum");
+    if (f.find(p + "attention_input_sum")) {
+      s.attention_input_sum = readMatrix(f, p + "attention_input_sum");
+      s.attention_samples = readMatrix(f, p + "attention_samples");
+      s.attention_sample_windows = l.at("attention_sample_windows").get<std::vector<int64_t>>();
+    }
     state.layers.push_back(std::move(s));
   }
   return state;

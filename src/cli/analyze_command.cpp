@@ -40,6 +40,15 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--shard", job->shard, "i/n: process every n-th window, starting at i");
   sub->add_flag("--heads", job->heads, "positional kernels, ETC and class of every attention head");
   sub->add_option("--kernel-skip", job->kernel_skip, "keys before this position are outside the kernels")->capture_default_str();
+  sub->add_option("--kernel-query", job->kernel_query, "kernel queries: sampled (from the corpus, averaged) or mean (embedding)")
+      ->check(CLI::IsMember({"sampled", "mean"}))
+      ->capture_default_str();
+  sub->add_option("--head-samples", job->caps.attention_samples,
+                  "sequences whose attention inputs feed the sampled kernels, QK decomposition and sparsity")
+      ->capture_default_str();
+  sub->add_option("--contextual-below", job->contextual_cv,
+                  "a broad head is contextual when its softmax denominator's CV is below this")
+      ->capture_default_str();
   sub->add_option("--local-below", job->local_threshold, "a head is local when ETC/keys is below this")->capture_default_str();
   sub->add_option("--uniform-above", job->uniform_threshold, "a head is uniform when ETC/keys is above this")->capture_default_str();
   sub->add_option("--text-field", job->corpus.text.text_field, "JSON Lines text field")->capture_default_str();
@@ -73,19 +82,14 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
                         pipeline::runSinusoidalBaseline(baseline->dim, baseline->seq_len, baseline->out, baseline->report);
                       }});
 
-  struct MergeOptions {
-    std::vector<std::filesystem::path> states;
-    std::filesystem::path out = "posgeom-report";
-    pipeline::ReportOptions report;
-    anova::SampleCaps caps;
-  };
-  auto merge = std::make_shared<MergeOptions>();
+  auto merge = std::make_shared<pipeline::MergeJob>();
   auto* msub = app.add_subcommand("merge", "merge state files of shards into one report");
   msub->add_option("states", merge->states, "state.safetensors files")->required();
   msub->add_option("--out", merge->out, "report directory")->capture_default_str();
   msub->add_option("--context-cap", merge->caps.contexts, "context means kept per layer")->capture_default_str();
+  msub->add_option("--model", merge->model, "the states' model, to analyse the heads of states made with --heads");
   addReportOptions(msub, merge->report);
-  commands.push_back({msub, [merge] { pipeline::runMergeJob(merge->states, merge->out, merge->report, merge->caps); }});
+  commands.push_back({msub, [merge] { pipeline::runMergeJob(*merge); }});
 }
 
 }  // namespace posgeom::cli

@@ -1,44 +1,20 @@
 #include "posgeom/heads/positional_kernel.h"
 
-#include <cmath>
+#include "head_math.h"
 
 namespace posgeom::heads {
-namespace {
-
-// Rotates x [dh] to position `pos`: pairs (j, j + dh/2) turn by pos * theta^(-2j/dh).
-Eigen::VectorXd rotate(const Eigen::VectorXd& x, int64_t pos, double theta) {
-  const Eigen::Index half = x.size() / 2;
-  Eigen::VectorXd out(x.size());
-  for (Eigen::Index j = 0; j < half; ++j) {
-    const double angle = static_cast<double>(pos) * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(x.size()));
-    const double c = std::cos(angle), s = std::sin(angle);
-    out[j] = x[j] * c - x[j + half] * s;
-    out[j + half] = x[j + half] * c + x[j] * s;
-  }
-  return out;
-}
-
-}  // namespace
 
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& s) {
   const Eigen::Index t = means.rows();
-  const double scale = 1.0 / std::sqrt(static_cast<double>(head.wq.rows()));
-  Eigen::MatrixXd q = (means * head.wq.transpose()).rowwise() + head.bq.transpose();  // [T, dh]
-  Eigen::MatrixXd k = means * head.wk.transpose();
-  if (s.rope_theta > 0)
-    for (Eigen::Index i = 0; i < t; ++i) {
-      q.row(i) = rotate(q.row(i).transpose(), i, s.rope_theta).transpose();
-      k.row(i) = rotate(k.row(i).transpose(), i, s.rope_theta).transpose();
-    }
+  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, s.rope_theta);  // [T, dh]
+  const Eigen::MatrixXd k = detail::project(means, head.wk, nullptr, s.rope_theta);
+  const Eigen::MatrixXd logits = q * k.transpose();
   Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t);
   for (Eigen::Index n = s.skip; n < t; ++n) {
-    const Eigen::Index last = s.causal ? n : t - 1;
-    const Eigen::Index count = last - s.skip + 1;
-    Eigen::VectorXd logits = k.middleRows(s.skip, count) * q.row(n).transpose() * scale;
-    for (Eigen::Index i = 0; i < count; ++i) logits[i] -= s.alibi_slope * static_cast<double>(n - (s.skip + i));
-    logits.array() -= logits.maxCoeff();
-    const Eigen::VectorXd e = logits.array().exp();
-    kernel.row(n).segment(s.skip, count) = (e / e.sum()).transpose();
+    const auto keys = detail::keyRange(n, t, s);
+    Eigen::VectorXd row = detail::rowLogits(logits.row(n), n, keys, detail::logitScale(head), s.alibi_slope);
+    detail::softmaxInPlace(row);
+    kernel.row(n).segment(keys.first, keys.count) = row.transpose();
   }
   return kernel;
 }
@@ -65,20 +41,6 @@ std::string classify(double etc, int64_t keys, const ClassThresholds& t) {
   if (share < t.local) return "local";
   if (share > t.uniform) return "uniform";
   return "slow-decay";
-}
-
-HeadKernel analyzeHead(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& settings,
-                       const ClassThresholds& thresholds) {
-  const Eigen::MatrixXd kernel = positionalKernel(head, means, settings);
-  const Eigen::Index last = kernel.rows() - 1;
-  HeadKernel h;
-  h.etc_curve = effectiveTokenCount(kernel);
-  h.etc = h.etc_curve[last];
-  h.keys = settings.causal ? last - settings.skip + 1 : kernel.cols() - settings.skip;
-  h.window90 = window90(kernel, last);
-  h.kind = classify(h.etc, h.keys, thresholds);
-  h.profile = kernel.row(last).transpose();
-  return h;
 }
 
 }  // namespace posgeom::heads

@@ -16,6 +16,7 @@
 #include "posgeom/metrics/layer_metrics.h"
 #include "posgeom/model/loader.h"
 #include "posgeom/model/weights.h"
+#include "posgeom/pipeline/heads_stage.h"
 #include "posgeom/report/tables.h"
 
 namespace posgeom::pipeline {
@@ -66,7 +67,7 @@ metrics::LayerMetricsOptions metricOptions(const ReportOptions& r) {
 }
 
 void writeReport(const anova::AnalysisState& state, const ReportOptions& options, const fs::path& out,
-                 const std::vector<heads::HeadKernel>& head_kernels = {}) {
+                 const std::vector<heads::HeadReport>& head_reports = {}) {
   const auto t0 = Clock::now();
   std::vector<metrics::LayerMetrics> layers;
   const auto metric_options = metricOptions(options);
@@ -79,7 +80,7 @@ void writeReport(const anova::AnalysisState& state, const ReportOptions& options
                         {"screenot_strategy", options.screenot_strategy},
                         {"lowfreq_k", options.lowfreq_k}};
   settings["timings"]["metrics_s"] = secondsSince(t0);
-  report::writeTables(out, report::summaryJson(settings, layers, cross, head_kernels), layers, head_kernels);
+  report::writeTables(out, report::summaryJson(settings, layers, cross, head_reports), layers, head_reports);
 }
 
 void prepareOutput(const fs::path& out) {
@@ -124,33 +125,17 @@ class Progress {
   Clock::time_point start_, last_;
 };
 
-// The positional kernel of every head of every selected layer >= 1, from the block's
-// mean attention inputs and the model's query and key maps.
-std::vector<heads::HeadKernel> headKernels(const model::Model& model, const anova::AnalysisState& state,
-                                           const AnalyzeJob& job, bool causal) {
-  const auto& config = model.config();
-  std::vector<heads::HeadKernel> out;
-  const auto slopes = model.alibiSlopes();
-  for (const auto& layer : state.layers) {
-    if (layer.attention_input_sum.size() == 0) continue;
-    if (job.kernel_skip >= layer.attention_input_sum.rows())
-      throw InputError("--kernel-skip", "leaves no keys in windows of " + std::to_string(layer.attention_input_sum.rows()));
-    const Eigen::MatrixXd means = layer.attention_input_sum / static_cast<double>(layer.sequences);
-    const auto maps = model.queryKeyMaps(layer.layer - 1);
-    for (int64_t h = 0; h < config.num_heads; ++h) {
-      heads::HeadMaps head{anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h])};
-      heads::KernelSettings settings;
-      settings.causal = causal;
-      settings.skip = job.kernel_skip;
-      if (slopes.defined()) settings.alibi_slope = slopes[h].item<double>();
-      if (config.positions == model::PositionScheme::kRope) settings.rope_theta = config.rope_theta;
-      auto kernel = heads::analyzeHead(head, means, settings, {job.local_threshold, job.uniform_threshold});
-      kernel.layer = layer.layer;
-      kernel.head = h;
-      out.push_back(std::move(kernel));
-    }
-  }
-  return out;
+heads::HeadOptions headOptions(const AnalyzeJob& job) {
+  heads::HeadOptions o;
+  o.query = heads::parseQueryMode(job.kernel_query);
+  o.kernel_skip = job.kernel_skip;
+  o.thresholds = {job.local_threshold, job.uniform_threshold};
+  o.contextual_cv = job.contextual_cv;
+  o.subspace_k = job.report.screenot_k;
+  o.subspace_strategy = metrics::parseScreeNotStrategy(job.report.screenot_strategy);
+  if (job.kernel_skip < 0) throw InputError("--kernel-skip", "must not be negative");
+  if (job.caps.attention_samples < 1) throw InputError("--head-samples", "must be at least 1");
+  return o;
 }
 
 anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
@@ -202,7 +187,7 @@ anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
 
 struct ModelAnalysis {
   anova::AnalysisState state;
-  std::vector<heads::HeadKernel> head_kernels;
+  std::vector<heads::HeadReport> head_reports;
 };
 
 ModelAnalysis analyzeModel(const AnalyzeJob& job) {
@@ -321,11 +306,9 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   state.layers = acc.statistics();
   ModelAnalysis result{std::move(state), {}};
   if (job.heads) {
-    result.head_kernels = headKernels(*loaded.model, result.state, job, job.causal || !config.bidirectional);
-    result.state.settings["heads"] = {{"kernel_skip", job.kernel_skip},
-                                      {"query", "mean embedding"},
-                                      {"local_below", job.local_threshold},
-                                      {"uniform_above", job.uniform_threshold}};
+    const auto head_options = headOptions(job);
+    result.head_reports = analyzeHeads(*loaded.model, result.state, head_options, job.causal || !config.bidirectional);
+    result.state.settings["head_options"] = headSettingsJson(head_options, job.caps.attention_samples);
   }
   return result;
 }
@@ -336,11 +319,12 @@ void runAnalyzeJob(const AnalyzeJob& job) {
   const bool from_activations = !job.activations.empty();
   if (!from_activations && job.model.empty()) throw InputError("analyze", "give --model and --corpus, or --activations");
   metricOptions(job.report);  // validate before the long part
+  if (job.heads) headOptions(job);
   if (from_activations && job.heads) throw InputError("--heads", "needs the model (--model), not --activations");
   prepareOutput(job.out);
   ModelAnalysis analysis = from_activations ? ModelAnalysis{analyzeActivations(job), {}} : analyzeModel(job);
   anova::saveState(analysis.state, job.out / "state.safetensors");
-  writeReport(analysis.state, job.report, job.out, analysis.head_kernels);
+  writeReport(analysis.state, job.report, job.out, analysis.head_reports);
   spdlog::info("report in {}", job.out.string());
 }
 
@@ -372,15 +356,33 @@ void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const fs::path& out, co
   spdlog::info("sinusoidal baseline (d={}, T={}) in {}", dim, seq_len, out.string());
 }
 
-void runMergeJob(const std::vector<fs::path>& states, const fs::path& out, const ReportOptions& report,
-                 const anova::SampleCaps& caps) {
+void runMergeJob(const MergeJob& job) {
   std::vector<anova::AnalysisState> loaded;
-  for (const auto& p : states) loaded.push_back(anova::loadState(p));
+  for (const auto& p : job.states) loaded.push_back(anova::loadState(p));
+  auto caps = job.caps;
+  if (!loaded.empty() && loaded.front().settings.contains("head_options"))
+    caps.attention_samples = loaded.front().settings["head_options"].value("samples", caps.attention_samples);
   const auto merged = anova::mergeStates(loaded, caps);
-  prepareOutput(out);
-  anova::saveState(merged, out / "state.safetensors");
-  writeReport(merged, report, out);
-  spdlog::info("merged {} states ({} windows) into {}", states.size(), merged.windows, out.string());
+  std::vector<heads::HeadReport> head_reports;
+  if (merged.settings.contains("head_options")) {
+    if (job.model.empty()) {
+      spdlog::warn("the states hold attention inputs: give --model to analyse the heads");
+    } else {
+      const auto loaded_model = model::loadModel(io::resolveModelDir(job.model, io::processEnv()), model::Numerics::parse("float32", "cpu"));
+      if (loaded_model.model->config().model_type != merged.settings.value("model_type", ""))
+        throw InputError(job.model, "is a " + loaded_model.model->config().model_type + " model; the states come from " +
+                                        merged.settings.value("model_type", std::string("another")));
+      heads::HeadOptions defaults;
+      defaults.subspace_k = job.report.screenot_k;
+      defaults.subspace_strategy = metrics::parseScreeNotStrategy(job.report.screenot_strategy);
+      head_reports = analyzeHeads(*loaded_model.model, merged, headOptionsFromSettings(merged.settings["head_options"], defaults),
+                                  merged.settings.value("causal", true));
+    }
+  }
+  prepareOutput(job.out);
+  anova::saveState(merged, job.out / "state.safetensors");
+  writeReport(merged, job.report, job.out, head_reports);
+  spdlog::info("merged {} states ({} windows) into {}", job.states.size(), merged.windows, job.out.string());
 }
 
 }  // namespace posgeom::pipeline

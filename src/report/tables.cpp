@@ -28,6 +28,30 @@ nlohmann::json optionalJson(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+nlohmann::json finiteOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// Rows of a JSON list as CSV with the given columns (null: empty cell).
+std::string jsonTableCsv(const nlohmann::json& rows, const std::vector<std::string>& columns) {
+  std::ostringstream table;
+  for (std::size_t i = 0; i < columns.size(); ++i) table << (i ? "," : "") << columns[i];
+  table << "\n";
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const auto& v = row.at(columns[i]);
+      table << (i ? "," : "")
+            << (v.is_null() ? "" : v.is_number_float() ? number(v.get<double>()) : v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    table << "\n";
+  }
+  return table.str();
+}
+
+// heads.csv's columns, in the order of the summary's heads entries.
+const std::vector<std::string> kHeadColumns{
+    "layer",          "head",           "etc",       "keys",          "class",         "window90",
+    "etc_mean_query", "denominator_cv", "contextual", "qk_share_pos_pos", "qk_share_pos_cvec", "qk_share_cvec_pos",
+    "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "samples"};
+
 }  // namespace
 
 std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& header) {
@@ -43,7 +67,7 @@ std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& 
 
 nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,
                            const std::vector<metrics::CrossLayerMetrics>& cross,
-                           const std::vector<heads::HeadKernel>& head_kernels) {
+                           const std::vector<heads::HeadReport>& head_reports) {
   nlohmann::json out = settings;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& m : layers) {
@@ -76,32 +100,39 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
     consistency.push_back({{"from", c.from}, {"to", c.to}, {"basis_cosine", c.basis_cosine},
                            {"principal_angle_cosines", vectorJson(c.principal_cosines)}});
   out["cross_layer"] = std::move(consistency);
-  if (!head_kernels.empty()) {
+  if (!head_reports.empty()) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& h : head_kernels)
-      list.push_back({{"layer", h.layer}, {"head", h.head}, {"etc", h.etc}, {"keys", h.keys}, {"class", h.kind},
-                      {"window90", h.window90}});
+    for (const auto& h : head_reports)
+      list.push_back({{"layer", h.layer},
+                      {"head", h.head},
+                      {"etc", h.etc},
+                      {"keys", h.keys},
+                      {"class", h.kind},
+                      {"window90", h.window90},
+                      {"etc_mean_query", h.etc_mean_query},
+                      {"denominator_cv", finiteOrNull(h.denominator_cv)},
+                      {"contextual", h.contextual},
+                      {"qk_share_pos_pos", h.qk_shares[0]},
+                      {"qk_share_pos_cvec", h.qk_shares[1]},
+                      {"qk_share_cvec_pos", h.qk_shares[2]},
+                      {"qk_share_cvec_cvec", h.qk_shares[3]},
+                      {"qk_energy_pos", h.qk_energy_pos},
+                      {"qk_rank", h.qk_rank},
+                      {"attention_keys90", finiteOrNull(h.attention_keys90)},
+                      {"attention_entropy", finiteOrNull(h.attention_entropy)},
+                      {"samples", h.samples}});
     out["heads"] = std::move(list);
   }
   return out;
 }
 
 void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
-                 const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadKernel>& head_kernels) {
-  std::ostringstream table;
-  const std::vector<std::string> keys{"layer", "screenot_rank", "stable_rank", "explained_ratio", "relative_norm",
-                                      "global_mean_norm", "pos_fro_norm", "lowfreq_energy", "incoherence_max",
-                                      "incoherence_mean", "mean_hidden_norm", "previous_layer_cosine"};
-  for (std::size_t i = 0; i < keys.size(); ++i) table << (i ? "," : "") << keys[i];
-  table << "\n";
-  for (const auto& row : summary.at("layers")) {
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const auto& v = row.at(keys[i]);
-      table << (i ? "," : "") << (v.is_null() ? "" : v.is_number_float() ? number(v.get<double>()) : v.dump());
-    }
-    table << "\n";
-  }
-  io::writeTextFileAtomically(dir / "layers.csv", table.str());
+                 const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& head_reports) {
+  io::writeTextFileAtomically(dir / "layers.csv",
+                              jsonTableCsv(summary.at("layers"), {"layer", "screenot_rank", "stable_rank", "explained_ratio",
+                                                                  "relative_norm", "global_mean_norm", "pos_fro_norm",
+                                                                  "lowfreq_energy", "incoherence_max", "incoherence_mean",
+                                                                  "mean_hidden_norm", "previous_layer_cosine"}));
   for (const auto& m : layers) {
     const std::string l = "_L" + std::to_string(m.layer) + ".csv";
     io::writeTextFileAtomically(dir / ("pos" + l), matrixCsv(m.positional));
@@ -116,14 +147,10 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
     sv.col(2).head(m.singular_resid.size()) = m.singular_resid;
     io::writeTextFileAtomically(dir / ("singular_values" + l), matrixCsv(sv, {"pos", "cvec", "resid"}));
   }
-  if (!head_kernels.empty()) {
-    std::ostringstream heads_csv;
-    heads_csv << "layer,head,etc,keys,class,window90\n";
-    for (const auto& h : head_kernels)
-      heads_csv << h.layer << "," << h.head << "," << number(h.etc) << "," << h.keys << "," << h.kind << "," << h.window90 << "\n";
-    io::writeTextFileAtomically(dir / "heads.csv", heads_csv.str());
-    std::map<int64_t, std::vector<const heads::HeadKernel*>> by_layer;
-    for (const auto& h : head_kernels) by_layer[h.layer].push_back(&h);
+  if (!head_reports.empty()) {
+    io::writeTextFileAtomically(dir / "heads.csv", jsonTableCsv(summary.at("heads"), kHeadColumns));
+    std::map<int64_t, std::vector<const heads::HeadReport*>> by_layer;
+    for (const auto& h : head_reports) by_layer[h.layer].push_back(&h);
     for (const auto& [layer, hs] : by_layer) {
       Eigen::MatrixXd etc(static_cast<Eigen::Index>(hs.size()), hs.front()->etc_curve.size());
       Eigen::MatrixXd profile(static_cast<Eigen::Index>(hs.size()), hs.front()->profile.size());

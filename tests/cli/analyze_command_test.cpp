@@ -62,3 +62,48 @@ TEST(AnalyzeCommand, NeedsAModelOrActivations) {
 
 }  // namespace
 }  // namespace posgeom::testing
+
+namespace posgeom::testing {
+namespace {
+
+TEST(AnalyzeCommand, HeadsOptionsReachTheReportAndMergeReanalysesThem) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
+  ScratchDir s;
+  const auto model = (sharedDir() / "fixtures/models/tiny-bloom").string();
+  for (const std::string shard : {"0/2", "1/2"}) {
+    const auto r = runPosgeom({"analyze", "--model", model, "--corpus", "random", "--num-seqs", "8", "--seq-len", "20",
+                               "--heads", "--kernel-query", "mean", "--head-samples", "3", "--kernel-skip", "2",
+                               "--contextual-below", "0.5", "--screenot-k", "3", "--shard", shard, "--out",
+                               (s / shard.substr(0, 1)).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const auto summary = io::readJsonFile(s / "0/summary.json");
+  EXPECT_EQ(summary["head_options"]["query"], "mean");
+  EXPECT_EQ(summary["head_options"]["samples"], 3);
+  EXPECT_EQ(summary["head_options"]["kernel_skip"], 2);
+  EXPECT_EQ(summary["head_options"]["contextual_cv_below"], 0.5);
+  EXPECT_EQ(readFile(s / "0/heads.csv").substr(0, 40), "layer,head,etc,keys,class,window90,etc_m");
+
+  const auto merged = runPosgeom({"merge", (s / "0/state.safetensors").string(), (s / "1/state.safetensors").string(),
+                                  "--model", model, "--screenot-k", "3", "--out", (s / "m").string()});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  const auto m = io::readJsonFile(s / "m/summary.json");
+  ASSERT_EQ(m["heads"].size(), summary["heads"].size());  // 3 layers x 6 heads
+  EXPECT_EQ(m["heads"][0]["samples"], 3);                  // windows 0, 1, 2 from the two shards
+
+  const auto without =
+      runPosgeom({"merge", (s / "0/state.safetensors").string(), "--screenot-k", "3", "--out", (s / "w").string()});
+  EXPECT_EQ(without.exit_code, 0);
+  EXPECT_NE(without.err.find("give --model"), std::string::npos) << without.err;
+  const auto wrong = runPosgeom({"merge", (s / "0/state.safetensors").string(), "--model",
+                                 (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--out", (s / "x").string()});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("is a gpt2 model; the states come from bloom"), std::string::npos) << wrong.err;
+  EXPECT_EQ(runPosgeom({"analyze", "--model", model, "--corpus", "random", "--num-seqs", "2", "--heads",
+                        "--kernel-query", "median", "--out", (s / "y").string()})
+                .exit_code,
+            2);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -28,6 +28,11 @@ struct LayerStatistics {
   // sequences of its attention input after the input norm, at every position [T, d]
   // (no positions skipped: the kernels have their own --kernel-skip).
   Eigen::MatrixXd attention_input_sum;
+  // ... and the attention inputs themselves of the lowest-indexed windows, stacked
+  // [S * T, d] (kept in float32 precision), for the sampled-query kernels and the QK
+  // decomposition.
+  Eigen::MatrixXd attention_samples;
+  std::vector<int64_t> attention_sample_windows;
 
   // A few whole sequences for figures: the lowest-indexed windows, stacked.
   Eigen::MatrixXd reservoir;  // [R * T', d]
@@ -41,6 +46,7 @@ struct LayerStatistics {
 struct SampleCaps {
   int64_t contexts = 4096;  // context means kept per layer
   int64_t reservoir = 4;    // whole sequences kept per layer
+  int64_t attention_samples = 8;  // --heads: sequences whose attention inputs are kept per layer
 };
 
 // Adds `other` into `into` (same layer and shapes, else std::invalid_argument).

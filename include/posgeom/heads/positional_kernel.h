@@ -19,8 +19,8 @@ struct KernelSettings {
   double rope_theta = 0;      // Llama: rotate q at n and k at i (Hugging Face rotate_half)
 };
 
-// K [T, T]: row n is K_n(i) over keys i (zero outside the softmax's range); rows n < skip
-// are zero. `means` [T, d] holds P_i for i = 0..T-1.
+// K [T, T] with the mean embedding as query: row n is K_n(i) over keys i (zero outside
+// the softmax's range); rows n < skip are zero. `means` [T, d] holds P_i for i = 0..T-1.
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& settings);
 
 // ETC(n) = 1 / sum_i K_n(i)^2 for every query row (0 for rows without keys).
@@ -33,19 +33,5 @@ struct ClassThresholds {
   double uniform = 0.5;  // ETC above this share: uniform; in between: slow-decay
 };
 std::string classify(double etc, int64_t keys, const ClassThresholds& thresholds);
-
-// One head's kernel summarised at the last query position, with its curves for the report.
-struct HeadKernel {
-  int64_t layer = 0;  // the hidden state the head's block produces
-  int64_t head = 0;
-  double etc = 0;     // ETC at the last position
-  int64_t keys = 0;   // keys in the last position's softmax
-  int64_t window90 = 0;
-  std::string kind;   // local, slow-decay, uniform
-  Eigen::VectorXd etc_curve;  // ETC(n) for every position n
-  Eigen::VectorXd profile;    // K_{T-1}(i)
-};
-HeadKernel analyzeHead(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& settings,
-                       const ClassThresholds& thresholds);
 
 }  // namespace posgeom::heads

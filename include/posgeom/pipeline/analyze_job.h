@@ -38,8 +38,10 @@ struct AnalyzeJob {
   bool second_moment = true;
   bool heads = false;                    // positional kernels of every head of the selected layers
   int64_t kernel_skip = 5;               // keys before this position are outside the kernels' softmax
+  std::string kernel_query = "sampled";  // sampled queries (caps.attention_samples of them) or "mean"
   double local_threshold = 0.1;          // ETC / keys below: local
   double uniform_threshold = 0.5;        // ETC / keys above: uniform
+  double contextual_cv = 0.2;            // not local and denominator CV below: contextual
   anova::SampleCaps caps;
   ReportOptions report;
   std::filesystem::path out = "posgeom-report";
@@ -52,8 +54,15 @@ void runAnalyzeJob(const AnalyzeJob& job);
 // PE(t, 2i+1) = cos(...); P is PE minus its mean over positions.
 void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::path& out, const ReportOptions& report);
 
+struct MergeJob {
+  std::vector<std::filesystem::path> states;
+  std::filesystem::path out = "posgeom-report";
+  ReportOptions report;
+  anova::SampleCaps caps;
+  std::string model;  // with states made by --heads: the model, to analyse the heads again
+};
+
 // Merges state files of shards into the report one run over all windows would give.
-void runMergeJob(const std::vector<std::filesystem::path>& states, const std::filesystem::path& out,
-                 const ReportOptions& report, const anova::SampleCaps& caps);
+void runMergeJob(const MergeJob& job);
 
 }  // namespace posgeom::pipeline

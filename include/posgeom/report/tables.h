@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "posgeom/heads/positional_kernel.h"
+#include "posgeom/heads/head_analysis.h"
 #include "posgeom/metrics/layer_metrics.h"
 
 namespace posgeom::report {
@@ -13,14 +13,14 @@ namespace posgeom::report {
 // consistency.
 nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,
                            const std::vector<metrics::CrossLayerMetrics>& cross,
-                           const std::vector<heads::HeadKernel>& head_kernels = {});
+                           const std::vector<heads::HeadReport>& head_reports = {});
 
 // summary.json, layers.csv, and per layer pos_L<l>.csv, gram_L<l>.csv, gram_dct_L<l>.csv,
 // singular_values_L<l>.csv, spiral_L<l>.csv, power_spectrum_L<l>.csv.
-// With heads: heads.csv, and per layer etc_L<l>.csv (ETC curves, a row per head) and
-// kernel_L<l>.csv (the last position's kernel, a row per head).
+// With heads: heads.csv (the summary's heads list as a table), and per layer etc_L<l>.csv
+// (ETC curves, a row per head) and kernel_L<l>.csv (the last position's kernel, a row per head).
 void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
-                 const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadKernel>& head_kernels = {});
+                 const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& head_reports = {});
 
 // A matrix as CSV (one row per line, %.17g).
 std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& header = {});

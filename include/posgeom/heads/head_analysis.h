@@ -1,0 +1,62 @@
+#pragma once
+// Everything `--heads` reports for one block's attention heads: the positional kernel
+// (from sampled queries by default, or the mean embedding), its ETC, window and class,
+// the contextual flag, the QK decomposition and the actual attention's sparsity. Eigen only.
+#include <Eigen/Dense>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "posgeom/heads/positional_kernel.h"
+#include "posgeom/metrics/screenot.h"
+
+namespace posgeom::heads {
+
+enum class QueryMode { kSampled, kMeanEmbedding };
+// "sampled" or "mean"; throws InputError otherwise.
+QueryMode parseQueryMode(const std::string& name);
+std::string queryModeName(QueryMode mode);
+
+struct HeadOptions {
+  QueryMode query = QueryMode::kSampled;
+  int64_t kernel_skip = 5;
+  ClassThresholds thresholds;
+  double contextual_cv = 0.2;  // broad (not local) and denominator CV below this: contextual
+  int subspace_k = 20;         // ScreeNOT bound for the positional subspace of W_Q W_K^T
+  metrics::ScreeNotStrategy subspace_strategy = metrics::ScreeNotStrategy::kImpute;
+};
+
+// One block's heads: the mean attention input per position, the sampled sequences' inputs,
+// and each head's maps and kernel settings (causal, ALiBi slope, RoPE).
+struct BlockHeads {
+  int64_t layer = 0;                 // the hidden state the block produces
+  Eigen::MatrixXd means;             // [T, d]
+  Eigen::MatrixXd samples;           // [S * T, d]
+  std::vector<HeadMaps> maps;        // per head
+  std::vector<KernelSettings> kernel;  // per head; skip comes from HeadOptions
+};
+
+struct HeadReport {
+  int64_t layer = 0;
+  int64_t head = 0;
+  double etc = 0;        // ETC of the kernel at the last position
+  int64_t keys = 0;      // keys in the last position's softmax
+  int64_t window90 = 0;  // of the kernel at the last position
+  std::string kind;      // local, slow-decay, uniform
+  double etc_mean_query = 0;  // the same ETC with the mean embedding as query
+  double denominator_cv = 0;  // NaN with fewer than two samples
+  bool contextual = false;
+  std::array<double, 4> qk_shares{};  // pos-pos, pos-cvec, cvec-pos, cvec-cvec
+  double qk_energy_pos = 0;           // share of W_Q W_K^T inside the positional subspace
+  int64_t qk_rank = 0;                // that subspace's dimension
+  double attention_keys90 = 0;
+  double attention_entropy = 0;
+  int64_t samples = 0;
+  Eigen::VectorXd etc_curve;  // ETC(n) for every position n
+  Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)
+};
+
+// Heads run in parallel on up to `threads` threads (0: the hardware's).
+std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions& options, unsigned threads = 0);
+
+}  // namespace posgeom::heads

@@ -1,0 +1,40 @@
+#pragma once
+// What one head does on sequences sampled from the corpus. Each sampled attention input
+// splits as x[c,t] = P_t + cvec[c,t] (P_t the mean at position t, global mean included,
+// as in the kernel), so every logit splits into pos-pos, pos-cvec, cvec-pos and cvec-cvec
+// parts (the query bias counts as positional). Everything runs over the kernel's keys
+// (from the kernel skip on), so that the numbers compare with the kernel's. Eigen only.
+#include <Eigen/Dense>
+#include <array>
+#include <limits>
+
+#include "posgeom/heads/positional_kernel.h"
+
+namespace posgeom::heads {
+
+struct SampledAttention {
+  int64_t samples = 0;
+  // [T, T]: K_n(i) with the sampled queries q(x[c,n]) against the mean keys k0(P_i),
+  // averaged over the samples c (the default kernel).
+  Eigen::MatrixXd kernel;
+  // The softmax denominator Z[c,n] of the actual logits: std_c / mean_c at each query
+  // position, averaged over positions. Small: the denominator hardly depends on context,
+  // so the attention factors into a positional and a contextual part. NaN below 2 samples.
+  double denominator_cv = std::numeric_limits<double>::quiet_NaN();
+  // Squared Frobenius norm of each logit part over the sum of the four, over all sampled
+  // queries and their keys: pos-pos, pos-cvec, cvec-pos, cvec-cvec.
+  std::array<double, 4> qk_shares{};
+  // The actual attention (real queries and keys): keys holding 90% of a query's weight,
+  // and the entropy of its weights in nats, both averaged over queries.
+  double keys90 = std::numeric_limits<double>::quiet_NaN();
+  double entropy = std::numeric_limits<double>::quiet_NaN();
+};
+
+// `means` [T, d]; `samples` [S * T, d], the attention inputs of S sampled sequences stacked.
+SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
+                                 const KernelSettings& settings);
+
+// Keys, heaviest first, needed to hold `mass` of a row of weights summing to one.
+int64_t keysHolding(Eigen::VectorXd weights, double mass);
+
+}  // namespace posgeom::heads

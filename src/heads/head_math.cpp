@@ -1,0 +1,49 @@
+#include "head_math.h"
+
+#include <cmath>
+
+namespace posgeom::heads::detail {
+
+Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias, double rope_theta) {
+  Eigen::MatrixXd y = x * w.transpose();
+  if (bias) y.rowwise() += bias->transpose();
+  if (rope_theta <= 0) return y;
+  const Eigen::Index half = y.cols() / 2;
+  for (Eigen::Index j = 0; j < half; ++j) {
+    const double frequency = std::pow(rope_theta, -2.0 * static_cast<double>(j) / static_cast<double>(y.cols()));
+    for (Eigen::Index t = 0; t < y.rows(); ++t) {
+      const double angle = static_cast<double>(t) * frequency, c = std::cos(angle), s = std::sin(angle);
+      const double a = y(t, j), b = y(t, j + half);
+      y(t, j) = a * c - b * s;
+      y(t, j + half) = b * c + a * s;
+    }
+  }
+  return y;
+}
+
+KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& s) {
+  const Eigen::Index last = s.causal ? n : positions - 1;
+  return {s.skip, last - s.skip + 1};
+}
+
+Eigen::VectorXd rowLogits(const Eigen::RowVectorXd& dots, Eigen::Index n, const KeyRange& keys, double scale,
+                          double alibi_slope) {
+  Eigen::VectorXd row = dots.segment(keys.first, keys.count).transpose() * scale;
+  addAlibi(row, n, keys, alibi_slope);
+  return row;
+}
+
+void addAlibi(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double alibi_slope) {
+  if (alibi_slope == 0) return;
+  for (Eigen::Index i = 0; i < keys.count; ++i) logits[i] -= alibi_slope * static_cast<double>(n - (keys.first + i));
+}
+
+double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits) {
+  const double top = logits.maxCoeff();
+  logits = (logits.array() - top).exp();
+  const double sum = logits.sum();
+  logits /= sum;
+  return top + std::log(sum);
+}
+
+}  // namespace posgeom::heads::detail

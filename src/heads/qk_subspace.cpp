@@ -1,0 +1,31 @@
+#include "posgeom/heads/qk_subspace.h"
+
+#include <algorithm>
+
+#include "posgeom/metrics/geometry.h"
+#include "posgeom/metrics/spectral.h"
+
+namespace posgeom::heads {
+
+Eigen::MatrixXd positionalSubspace(const Eigen::MatrixXd& means, int64_t skip, int k, metrics::ScreeNotStrategy strategy) {
+  const Eigen::MatrixXd rows = means.bottomRows(means.rows() - skip);
+  const Eigen::MatrixXd centred = rows.rowwise() - rows.colwise().mean();
+  const auto smaller = static_cast<int>(std::min(centred.rows(), centred.cols()));
+  const int k_max = strategy == metrics::ScreeNotStrategy::kImpute ? (smaller - 2) / 2 : smaller - 1;
+  int rank = 1;
+  if (std::min(k, k_max) >= 1)
+    rank = std::max(1, metrics::screeNot(metrics::singularValues(centred), centred.rows(), centred.cols(),
+                                         std::min(k, k_max), strategy)
+                           .rank);
+  return metrics::topDirections(centred, rank);
+}
+
+double positionalEnergyShare(const HeadMaps& head, const Eigen::MatrixXd& directions) {
+  // |Wq^T Wk|_F^2 = sum of the elementwise product of the Gram matrices Wq Wq^T and Wk Wk^T.
+  const double total = ((head.wq * head.wq.transpose()).array() * (head.wk * head.wk.transpose()).array()).sum();
+  if (total <= 0) return 0;
+  const Eigen::MatrixXd inside = (head.wq * directions).transpose() * (head.wk * directions);
+  return inside.squaredNorm() / total;
+}
+
+}  // namespace posgeom::heads

@@ -1,0 +1,104 @@
+#include "posgeom/heads/sampled_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "head_math.h"
+
+namespace posgeom::heads {
+namespace {
+
+double entropyOf(const Eigen::Ref<const Eigen::VectorXd>& weights) {
+  double h = 0;
+  for (double a : weights)
+    if (a > 0) h -= a * std::log(a);
+  return h;
+}
+
+// Mean over query positions of std_c Z[c,n] / mean_c Z[c,n], from log Z [S, T].
+double denominatorSpread(const Eigen::MatrixXd& log_z, Eigen::Index first_query) {
+  if (log_z.rows() < 2 || first_query >= log_z.cols()) return std::numeric_limits<double>::quiet_NaN();
+  double total = 0;
+  for (Eigen::Index n = first_query; n < log_z.cols(); ++n) {
+    const Eigen::ArrayXd z = (log_z.col(n).array() - log_z.col(n).maxCoeff()).exp();
+    const double mean = z.mean();
+    total += std::sqrt((z - mean).square().mean()) / mean;
+  }
+  return total / static_cast<double>(log_z.cols() - first_query);
+}
+
+}  // namespace
+
+int64_t keysHolding(Eigen::VectorXd weights, double mass) {
+  std::sort(weights.begin(), weights.end(), std::greater<>());
+  double sum = 0;
+  for (Eigen::Index i = 0; i < weights.size(); ++i) {
+    sum += weights[i];
+    if (sum >= mass - 1e-12) return i + 1;
+  }
+  return weights.size();
+}
+
+SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
+                                 const KernelSettings& s) {
+  const Eigen::Index t = means.rows();
+  const double scale = detail::logitScale(head);
+  SampledAttention out;
+  out.samples = t > 0 ? samples.rows() / t : 0;
+  out.kernel = Eigen::MatrixXd::Zero(t, t);
+  if (out.samples == 0 || s.skip >= t) return out;
+
+  // Dot products are kept transposed, [key, query], so that each query's keys are one
+  // contiguous column segment.
+  const Eigen::MatrixXd q_pos = detail::project(means, head.wq, &head.bq, s.rope_theta);  // [T, dh]
+  const Eigen::MatrixXd k_pos = detail::project(means, head.wk, nullptr, s.rope_theta);
+  const Eigen::MatrixXd pos_pos = k_pos * q_pos.transpose();
+  Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t);  // [key, query]
+  Eigen::MatrixXd log_z(out.samples, t);
+  std::array<double, 4> energy{};
+  double keys90_sum = 0, entropy_sum = 0;
+  Eigen::VectorXd row(t);
+  // Reused across samples: fresh [T, T] buffers each time cost more in page faults than
+  // the products themselves.
+  Eigen::MatrixXd cvec(t, means.cols()), pos_cvec(t, t), cvec_pos(t, t), cvec_cvec(t, t);
+  for (Eigen::Index c = 0; c < out.samples; ++c) {
+    cvec.noalias() = samples.middleRows(c * t, t) - means;
+    const Eigen::MatrixXd q_cvec = detail::project(cvec, head.wq, nullptr, s.rope_theta);
+    const Eigen::MatrixXd k_cvec = detail::project(cvec, head.wk, nullptr, s.rope_theta);
+    pos_cvec.noalias() = k_cvec * q_pos.transpose();
+    cvec_pos.noalias() = k_pos * q_cvec.transpose();
+    cvec_cvec.noalias() = k_cvec * q_cvec.transpose();
+    for (Eigen::Index n = s.skip; n < t; ++n) {
+      const auto keys = detail::keyRange(n, t, s);
+      auto segment = [&](const Eigen::MatrixXd& dots) { return dots.col(n).segment(keys.first, keys.count); };
+      const auto pp = segment(pos_pos), pc = segment(pos_cvec), cp = segment(cvec_pos), cc = segment(cvec_cvec);
+      energy[0] += pp.squaredNorm();
+      energy[1] += pc.squaredNorm();
+      energy[2] += cp.squaredNorm();
+      energy[3] += cc.squaredNorm();
+
+      auto logits = row.head(keys.count);
+      logits = (pp + cp) * scale;
+      detail::addAlibi(logits, n, keys, s.alibi_slope);
+      detail::softmaxInPlace(logits);
+      kernel_t.col(n).segment(keys.first, keys.count) += logits;
+
+      logits = (pp + pc + cp + cc) * scale;
+      detail::addAlibi(logits, n, keys, s.alibi_slope);
+      log_z(c, n) = detail::softmaxInPlace(logits);
+      entropy_sum += entropyOf(logits);
+      keys90_sum += static_cast<double>(keysHolding(logits, 0.9));
+    }
+  }
+  out.kernel = kernel_t.transpose() / static_cast<double>(out.samples);
+  const double queries = static_cast<double>(out.samples * (t - s.skip));
+  out.keys90 = keys90_sum / queries;
+  out.entropy = entropy_sum / queries;
+  const double total = energy[0] + energy[1] + energy[2] + energy[3];
+  for (std::size_t i = 0; i < 4; ++i) out.qk_shares[i] = total > 0 ? energy[i] / total : 0;
+  out.denominator_cv = denominatorSpread(log_z, s.skip);
+  return out;
+}
+
+}  // namespace posgeom::heads

@@ -1,0 +1,82 @@
+#include "posgeom/heads/head_analysis.h"
+
+#include <cmath>
+
+#include "posgeom/base/error.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+using namespace posgeom::heads;
+
+// Four heads: zero queries (uniform), a steep ALiBi slope (local), and two random ones.
+BlockHeads fourHeads(int t, int d, int samples) {
+  BlockHeads b;
+  b.layer = 3;
+  b.means = Eigen::MatrixXd::Random(t, d);
+  b.samples = Eigen::MatrixXd(samples * t, d);
+  for (int c = 0; c < samples; ++c) b.samples.middleRows(c * t, t) = b.means + 0.3 * Eigen::MatrixXd::Random(t, d);
+  for (int h = 0; h < 4; ++h) {
+    HeadMaps m{Eigen::MatrixXd::Random(4, d), Eigen::VectorXd::Random(4), Eigen::MatrixXd::Random(4, d)};
+    KernelSettings k;
+    if (h == 0) m.wq.setZero(), m.bq.setZero();
+    if (h == 1) m.wq.setZero(), m.bq.setZero(), k.alibi_slope = 3.0;
+    b.maps.push_back(m);
+    b.kernel.push_back(k);
+  }
+  return b;
+}
+
+TEST(HeadAnalysis, ClassesFlagsAndShapes) {
+  const auto block = fourHeads(30, 8, 4);
+  HeadOptions o;
+  o.kernel_skip = 2;
+  const auto heads = analyzeBlock(block, o);
+  ASSERT_EQ(heads.size(), 4u);
+  EXPECT_EQ(heads[0].kind, "uniform");
+  EXPECT_NEAR(heads[0].etc, 28.0, 1e-9);  // keys 2..29
+  EXPECT_EQ(heads[0].keys, 28);
+  EXPECT_TRUE(heads[0].contextual);       // broad, and zero queries make every denominator equal
+  EXPECT_NEAR(heads[0].denominator_cv, 0.0, 1e-12);
+  EXPECT_EQ(heads[1].kind, "local");
+  EXPECT_FALSE(heads[1].contextual);
+  EXPECT_EQ(heads[1].window90, 0);        // e^-3 per step: 95% on the query position itself
+  for (const auto& h : heads) {
+    EXPECT_EQ(h.layer, 3);
+    EXPECT_EQ(h.samples, 4);
+    EXPECT_EQ(h.etc_curve.size(), 30);
+    EXPECT_NEAR(h.profile.sum(), 1.0, 1e-12);
+    EXPECT_NEAR(h.qk_shares[0] + h.qk_shares[1] + h.qk_shares[2] + h.qk_shares[3], h.head < 2 ? 0.0 : 1.0, 1e-12);
+    EXPECT_GE(h.qk_rank, 1);
+  }
+}
+
+TEST(HeadAnalysis, QueryModesDifferOnlyWhereContentVaries) {
+  const auto block = fourHeads(20, 6, 3);
+  HeadOptions sampled, mean;
+  mean.query = QueryMode::kMeanEmbedding;
+  const auto a = analyzeBlock(block, sampled), b = analyzeBlock(block, mean);
+  EXPECT_NEAR(a[2].etc_mean_query, b[2].etc, 1e-12);  // the mean-embedding ETC is reported in both modes
+  EXPECT_GT(std::abs(a[2].etc - b[2].etc), 1e-6);
+  EXPECT_NEAR(a[0].etc, b[0].etc, 1e-9);  // zero queries: the content cannot matter
+}
+
+TEST(HeadAnalysis, ThreadsDoNotChangeResults) {
+  const auto block = fourHeads(25, 6, 2);
+  const auto one = analyzeBlock(block, {}, 1), many = analyzeBlock(block, {}, 4);
+  for (std::size_t h = 0; h < 4; ++h) {
+    EXPECT_EQ(one[h].etc, many[h].etc);
+    EXPECT_EQ(one[h].qk_shares, many[h].qk_shares);
+  }
+}
+
+TEST(HeadAnalysis, BadOptionsAreInputErrors) {
+  EXPECT_THROW(parseQueryMode("median"), InputError);
+  EXPECT_EQ(queryModeName(parseQueryMode("mean")), "mean");
+  HeadOptions o;
+  o.kernel_skip = 20;
+  EXPECT_THROW(analyzeBlock(fourHeads(20, 6, 1), o), InputError);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

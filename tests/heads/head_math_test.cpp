@@ -1,0 +1,45 @@
+#include "head_math.h"
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+using namespace posgeom::heads;
+
+TEST(HeadMath, ProjectionRotatesEachRowToItsPosition) {
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Random(5, 3);
+  const Eigen::MatrixXd w = Eigen::MatrixXd::Random(4, 3);
+  const Eigen::VectorXd bias = Eigen::VectorXd::Random(4);
+  const Eigen::MatrixXd plain = detail::project(x, w, &bias, 0);
+  EXPECT_LT((plain - ((x * w.transpose()).rowwise() + bias.transpose())).norm(), 1e-12);
+  const Eigen::MatrixXd rotated = detail::project(x, w, &bias, 100.0);
+  for (Eigen::Index t = 0; t < 5; ++t)
+    for (int j = 0; j < 2; ++j) {  // pair (j, j + 2) turns by t * 100^(-2j/4)
+      const double a = static_cast<double>(t) * std::pow(100.0, -j / 2.0);
+      EXPECT_NEAR(rotated(t, j), plain(t, j) * std::cos(a) - plain(t, j + 2) * std::sin(a), 1e-12);
+      EXPECT_NEAR(rotated(t, j + 2), plain(t, j + 2) * std::cos(a) + plain(t, j) * std::sin(a), 1e-12);
+    }
+  EXPECT_LT((rotated.row(0) - plain.row(0)).norm(), 1e-15);  // position 0 does not turn
+}
+
+TEST(HeadMath, KeyRangesAndSoftmaxDenominator) {
+  KernelSettings s;
+  s.skip = 2;
+  EXPECT_EQ(detail::keyRange(6, 10, s).count, 5);  // keys 2..6
+  s.causal = false;
+  EXPECT_EQ(detail::keyRange(6, 10, s).count, 8);  // keys 2..9
+  Eigen::VectorXd logits(3);
+  logits << 1000.0, 1001.0, 999.0;  // large: needs the max shift
+  const double log_z = detail::softmaxInPlace(logits);
+  EXPECT_NEAR(log_z, 1001.0 + std::log(std::exp(-1.0) + 1.0 + std::exp(-2.0)), 1e-9);
+  EXPECT_NEAR(logits.sum(), 1.0, 1e-15);
+  EXPECT_NEAR(logits[1], 1.0 / (std::exp(-1.0) + 1.0 + std::exp(-2.0)), 1e-12);
+  const Eigen::RowVectorXd dots = Eigen::RowVectorXd::Constant(10, 2.0);
+  const Eigen::VectorXd row = detail::rowLogits(dots, 6, {2, 5}, 0.5, 0.25);
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(row[i], 1.0 - 0.25 * (6 - (2 + i)), 1e-15);  // ALiBi: -m (n - i)
+}
+
+}  // namespace
+}  // namespace posgeom::testing

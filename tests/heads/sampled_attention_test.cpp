@@ -1,0 +1,111 @@
+#include "posgeom/heads/sampled_attention.h"
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+using namespace posgeom::heads;
+
+HeadMaps randomHead(int dh, int d) { return {Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Random(dh), Eigen::MatrixXd::Random(dh, d)}; }
+
+Eigen::MatrixXd stack(const std::vector<Eigen::MatrixXd>& sequences) {
+  Eigen::MatrixXd out(static_cast<Eigen::Index>(sequences.size()) * sequences[0].rows(), sequences[0].cols());
+  for (std::size_t c = 0; c < sequences.size(); ++c) out.middleRows(static_cast<Eigen::Index>(c) * sequences[0].rows(), sequences[0].rows()) = sequences[c];
+  return out;
+}
+
+TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(16, 6);
+  const HeadMaps head = randomHead(4, 6);
+  for (double theta : {0.0, 50.0}) {
+    KernelSettings s;
+    s.skip = 3;
+    s.rope_theta = theta;
+    s.alibi_slope = theta > 0 ? 0.0 : 0.3;
+    const auto sampled = sampleAttention(head, means, stack({means, means, means}), s);
+    const Eigen::MatrixXd kernel = positionalKernel(head, means, s);
+    EXPECT_EQ(sampled.samples, 3);
+    EXPECT_LT((sampled.kernel - kernel).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_NEAR(sampled.denominator_cv, 0.0, 1e-12);  // every context alike
+    EXPECT_NEAR(sampled.qk_shares[0], 1.0, 1e-15);    // no cvec at all
+    double entropy = 0, keys90 = 0;
+    for (Eigen::Index n = 3; n < 16; ++n) {
+      const Eigen::VectorXd row = kernel.row(n).transpose();
+      for (double a : row)
+        if (a > 0) entropy -= a * std::log(a) / 13.0;
+      keys90 += static_cast<double>(keysHolding(row, 0.9)) / 13.0;
+    }
+    EXPECT_NEAR(sampled.entropy, entropy, 1e-12);
+    EXPECT_NEAR(sampled.keys90, keys90, 1e-12);
+  }
+}
+
+TEST(SampledAttention, ZeroQueriesAttendUniformly) {
+  HeadMaps head = randomHead(4, 6);
+  head.wq.setZero();
+  head.bq.setZero();
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(12, 6);
+  KernelSettings s;
+  s.skip = 2;
+  s.causal = false;
+  const auto sampled = sampleAttention(head, means, stack({Eigen::MatrixXd::Random(12, 6), Eigen::MatrixXd::Random(12, 6)}), s);
+  EXPECT_NEAR(sampled.entropy, std::log(10.0), 1e-12);  // 10 keys, equal weights
+  EXPECT_NEAR(sampled.keys90, 9.0, 1e-12);
+  EXPECT_NEAR(sampled.denominator_cv, 0.0, 1e-12);
+  EXPECT_NEAR(sampled.kernel(5, 2), 0.1, 1e-15);
+  for (double share : sampled.qk_shares) EXPECT_EQ(share, 0.0);  // every logit part vanishes
+}
+
+TEST(SampledAttention, SharesAndDenominatorSpreadByHand) {
+  const int t = 6, d = 3, dh = 2;
+  const HeadMaps head = randomHead(dh, d);
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+  const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
+  KernelSettings s;
+  s.skip = 1;
+  const auto sampled = sampleAttention(head, means, stack(seqs), s);
+  double energy[4] = {0, 0, 0, 0}, cv = 0;
+  for (int n = 1; n < t; ++n) {
+    double z[3];
+    for (int c = 0; c < 3; ++c) {
+      const Eigen::VectorXd qp = head.wq * means.row(n).transpose() + head.bq, qc = head.wq * (seqs[c].row(n) - means.row(n)).transpose();
+      z[c] = 0;
+      for (int i = 1; i <= n; ++i) {
+        const Eigen::VectorXd kp = head.wk * means.row(i).transpose(), kc = head.wk * (seqs[c].row(i) - means.row(i)).transpose();
+        const double parts[4] = {qp.dot(kp), qp.dot(kc), qc.dot(kp), qc.dot(kc)};
+        for (int j = 0; j < 4; ++j) energy[j] += parts[j] * parts[j];
+        z[c] += std::exp((parts[0] + parts[1] + parts[2] + parts[3]) / std::sqrt(2.0));
+      }
+    }
+    const double mean = (z[0] + z[1] + z[2]) / 3;
+    const double var = ((z[0] - mean) * (z[0] - mean) + (z[1] - mean) * (z[1] - mean) + (z[2] - mean) * (z[2] - mean)) / 3;
+    cv += std::sqrt(var) / mean / 5.0;
+  }
+  const double total = energy[0] + energy[1] + energy[2] + energy[3];
+  for (int j = 0; j < 4; ++j) EXPECT_NEAR(sampled.qk_shares[static_cast<size_t>(j)], energy[j] / total, 1e-12);
+  EXPECT_NEAR(sampled.denominator_cv, cv, 1e-12);
+  EXPECT_GT(cv, 0.01);
+}
+
+TEST(SampledAttention, OneSampleHasNoSpreadAndNoneHasNothing) {
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(8, 4);
+  KernelSettings s;
+  s.skip = 1;
+  EXPECT_TRUE(std::isnan(sampleAttention(randomHead(2, 4), means, means, s).denominator_cv));
+  const auto none = sampleAttention(randomHead(2, 4), means, Eigen::MatrixXd(0, 4), s);
+  EXPECT_EQ(none.samples, 0);
+  EXPECT_TRUE(std::isnan(none.entropy));
+}
+
+TEST(SampledAttention, KeysHoldingCountsHeaviestFirst) {
+  Eigen::VectorXd w(5);
+  w << 0.05, 0.5, 0.05, 0.3, 0.1;
+  EXPECT_EQ(keysHolding(w, 0.9), 3);  // 0.5 + 0.3 + 0.1
+  EXPECT_EQ(keysHolding(w, 0.5), 1);
+  EXPECT_EQ(keysHolding(w, 1.0), 5);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,57 @@
+#include "report_fixtures.h"
+
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "posgeom/io/json_file.h"
+#include "posgeom/model/weights.h"
+#include "posgeom/tokenize/pre_tokenizer.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace fs = std::filesystem;
+
+nlohmann::json summaryOf(const fs::path& report_dir) { return io::readJsonFile(report_dir / "summary.json"); }
+
+Eigen::MatrixXd readCsv(const fs::path& path) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream in(readFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<double> row;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) row.push_back(std::stod(cell));
+    rows.push_back(row);
+  }
+  Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.at(0).size()));
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t c = 0; c < rows[r].size(); ++c) m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = rows[r][c];
+  return m;
+}
+
+Eigen::MatrixXd weightMatrix(const io::SafetensorsFile& file, const std::string& name) {
+  const auto t = model::tensorFromView(file.get(name)).to(at::kDouble).contiguous();
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(t.size(0), t.dim() > 1 ? t.size(1) : 1);
+  std::memcpy(m.data(), t.data_ptr<double>(), static_cast<size_t>(m.size()) * sizeof(double));
+  return m;
+}
+
+Eigen::VectorXd softmaxRow(const Eigen::VectorXd& logits) {
+  const Eigen::VectorXd e = (logits.array() - logits.maxCoeff()).exp();
+  return e / e.sum();
+}
+
+fs::path writeByteTokenizer(const fs::path& dir) {
+  nlohmann::json vocab = nlohmann::json::object();
+  for (int b = 0; b < 256; ++b) vocab[tokenize::byteToUnicode()[static_cast<size_t>(b)]] = b;
+  fs::create_directories(dir);
+  writeFile(dir / "tokenizer.json",
+            nlohmann::json{{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}},
+                           {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}}}}
+                .dump());
+  return dir;
+}
+
+}  // namespace posgeom::testing

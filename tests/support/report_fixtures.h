@@ -1,0 +1,23 @@
+#pragma once
+// Helpers for the pipeline suite: reading a report back, fixture weights as matrices,
+// and a byte-level tokenizer that fits the fixture models.
+#include <Eigen/Dense>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "posgeom/io/safetensors.h"
+
+namespace posgeom::testing {
+
+nlohmann::json summaryOf(const std::filesystem::path& report_dir);
+// A numeric CSV without header as a matrix.
+Eigen::MatrixXd readCsv(const std::filesystem::path& path);
+// A tensor of at most two dimensions of a checkpoint as a float64 matrix.
+Eigen::MatrixXd weightMatrix(const io::SafetensorsFile& file, const std::string& name);
+// Softmax of a row of logits.
+Eigen::VectorXd softmaxRow(const Eigen::VectorXd& logits);
+// A tokenizer.json whose vocabulary is the 256 bytes: it fits the fixture models' 1000 ids.
+std::filesystem::path writeByteTokenizer(const std::filesystem::path& dir);
+
+}  // namespace posgeom::testing
