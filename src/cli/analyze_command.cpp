@@ -46,6 +46,7 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--head-samples", job->caps.attention_samples,
                   "sequences whose attention inputs feed the sampled kernels, QK decomposition and sparsity")
       ->capture_default_str();
+  sub->add_option("--qk-heads", job->qk_heads, "LAYER.HEAD,...: heads whose QK decomposition maps the report shows");
   sub->add_option("--contextual-below", job->contextual_cv,
                   "a broad head is contextual when its softmax denominator's CV is below this")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -20,6 +21,25 @@ QueryMode parseQueryMode(const std::string& name) {
 
 std::string queryModeName(QueryMode mode) { return mode == QueryMode::kSampled ? "sampled" : "mean"; }
 
+std::vector<std::pair<int64_t, int64_t>> parseHeadList(const std::string& spec) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  std::size_t start = 0;
+  while (start < spec.size()) {
+    const auto comma = spec.find(',', start);
+    const std::string item = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? spec.size() : comma + 1;
+    const auto dot = item.find('.');
+    char* end = nullptr;
+    const long layer = dot == std::string::npos ? -1 : std::strtol(item.c_str(), &end, 10);
+    const bool layer_ok = dot != std::string::npos && end == item.c_str() + dot && dot > 0;
+    const long head = layer_ok ? std::strtol(item.c_str() + dot + 1, &end, 10) : -1;
+    if (!layer_ok || *end != '\0' || dot + 1 == item.size() || layer < 1 || head < 0)
+      throw InputError("--qk-heads", "'" + item + "' is not LAYER.HEAD (layer >= 1, e.g. 3.0)");
+    out.emplace_back(layer, head);
+  }
+  return out;
+}
+
 namespace {
 
 HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions& options, const Eigen::MatrixXd& subspace) {
@@ -27,7 +47,9 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   settings.skip = options.kernel_skip;
   const HeadMaps& maps = block.maps[h];
   const Eigen::MatrixXd mean_kernel = positionalKernel(maps, block.means, settings);
-  const SampledAttention sampled = sampleAttention(maps, block.means, block.samples, settings);
+  const bool keep_maps = std::find(options.qk_maps.begin(), options.qk_maps.end(),
+                                   std::make_pair(block.layer, static_cast<int64_t>(h))) != options.qk_maps.end();
+  SampledAttention sampled = sampleAttention(maps, block.means, block.samples, settings, keep_maps);
   const bool use_sampled = options.query == QueryMode::kSampled && sampled.samples > 0;
   const Eigen::MatrixXd& kernel = use_sampled ? sampled.kernel : mean_kernel;
 
@@ -50,6 +72,7 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.qk_rank = subspace.cols();
   r.attention_keys90 = sampled.keys90;
   r.attention_entropy = sampled.entropy;
+  r.qk_maps = std::move(sampled.maps);
   return r;
 }
 

@@ -40,14 +40,20 @@ int64_t keysHolding(Eigen::VectorXd weights, double mass) {
   return weights.size();
 }
 
+const std::vector<std::string>& qkMapNames() {
+  static const std::vector<std::string> names{"pos_pos", "pos_cvec", "cvec_pos", "cvec_cvec", "total", "attention"};
+  return names;
+}
+
 SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
-                                 const KernelSettings& s) {
+                                 const KernelSettings& s, bool keep_maps) {
   const Eigen::Index t = means.rows();
   const double scale = detail::logitScale(head);
   SampledAttention out;
   out.samples = t > 0 ? samples.rows() / t : 0;
   out.kernel = Eigen::MatrixXd::Zero(t, t);
   if (out.samples == 0 || s.skip >= t) return out;
+  if (keep_maps) out.maps.assign(qkMapNames().size(), Eigen::MatrixXd::Zero(t, t));
 
   // Dot products are kept transposed, [key, query], so that each query's keys are one
   // contiguous column segment.
@@ -86,7 +92,16 @@ SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& me
 
       logits = (pp + pc + cp + cc) * scale;
       detail::addAlibi(logits, n, keys, s.alibi_slope);
+      if (keep_maps && c == 0) {
+        const Eigen::Index first = keys.first, count = keys.count;
+        out.maps[0].row(n).segment(first, count) = pp.transpose() * scale;
+        out.maps[1].row(n).segment(first, count) = pc.transpose() * scale;
+        out.maps[2].row(n).segment(first, count) = cp.transpose() * scale;
+        out.maps[3].row(n).segment(first, count) = cc.transpose() * scale;
+        out.maps[4].row(n).segment(first, count) = logits.transpose();
+      }
       log_z(c, n) = detail::softmaxInPlace(logits);
+      if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
       entropy_sum += entropyOf(logits);
       keys90_sum += static_cast<double>(keysHolding(logits, 0.9));
     }

@@ -43,6 +43,13 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   m.mean_hidden_norm = stats.norm_sum / tokens;
   if (stats.previous_cosine_sum != 0) m.previous_layer_cosine = stats.previous_cosine_sum / tokens;
 
+  m.combined_positions = std::min<Eigen::Index>(128, d.positional.rows());
+  const Eigen::Index contexts = std::min<Eigen::Index>(64, d.context.rows());
+  Eigen::MatrixXd stacked(m.combined_positions + contexts, d.positional.cols());
+  for (Eigen::Index i = 0; i < m.combined_positions; ++i) stacked.row(i) = d.positional.row(i * d.positional.rows() / m.combined_positions);
+  for (Eigen::Index i = 0; i < contexts; ++i) stacked.row(m.combined_positions + i) = d.context.row(i * d.context.rows() / contexts);
+  m.combined_gram = normalizedGram(stacked);
+
   const Eigen::MatrixXd directions = topDirections(d.positional, options.components);
   m.spiral = d.positional * directions;
   if (stats.reservoir.rows() > 0) {

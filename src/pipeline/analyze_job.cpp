@@ -133,6 +133,7 @@ heads::HeadOptions headOptions(const AnalyzeJob& job) {
   o.contextual_cv = job.contextual_cv;
   o.subspace_k = job.report.screenot_k;
   o.subspace_strategy = metrics::parseScreeNotStrategy(job.report.screenot_strategy);
+  o.qk_maps = heads::parseHeadList(job.qk_heads);
   if (job.kernel_skip < 0) throw InputError("--kernel-skip", "must not be negative");
   if (job.caps.attention_samples < 1) throw InputError("--head-samples", "must be at least 1");
   return o;
@@ -294,7 +295,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
                     {"windows_per_document", job.windows_per_document},
                     {"special_tokens", job.special_tokens && tokenizer != nullptr},
                     {"causal", job.causal || !config.bidirectional},
-                    {"layers", options.layers},
+                    {"layer_selection", options.layers},
                     {"second_moment", job.second_moment},
                     {"context_cap", job.caps.contexts},
                     {"dim", config.hidden_size}};

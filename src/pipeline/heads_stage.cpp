@@ -35,6 +35,14 @@ std::vector<heads::HeadReport> analyzeHeads(const model::Model& model, const ano
   const auto& config = model.config();
   const auto slopes = model.alibiSlopes();
   std::vector<heads::HeadReport> out;
+  for (const auto& [layer, head] : options.qk_maps) {
+    bool analysed = false;
+    for (const auto& l : state.layers) analysed = analysed || (l.layer == layer && l.attention_input_sum.size() > 0);
+    if (!analysed || head >= config.num_heads)
+      throw InputError("--qk-heads", std::to_string(layer) + "." + std::to_string(head) +
+                                         " is not an analysed head (layers >= 1 among --layer, heads below " +
+                                         std::to_string(config.num_heads) + ")");
+  }
   for (const auto& layer : state.layers) {
     if (layer.attention_input_sum.size() == 0) continue;
     if (layer.attention_input_sum.cols() != config.hidden_size || layer.layer > config.num_layers)

@@ -5,7 +5,9 @@
 #include <map>
 #include <sstream>
 
+#include "posgeom/heads/sampled_attention.h"
 #include "posgeom/io/atomic_file.h"
+#include "posgeom/report/html_report.h"
 
 namespace posgeom::report {
 namespace {
@@ -161,7 +163,13 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
       io::writeTextFileAtomically(dir / ("etc_L" + std::to_string(layer) + ".csv"), matrixCsv(etc));
       io::writeTextFileAtomically(dir / ("kernel_L" + std::to_string(layer) + ".csv"), matrixCsv(profile));
     }
+    for (const auto& h : head_reports)
+      for (std::size_t i = 0; i < h.qk_maps.size(); ++i)
+        io::writeTextFileAtomically(
+            dir / ("qk_L" + std::to_string(h.layer) + "_H" + std::to_string(h.head) + "_" + heads::qkMapNames()[i] + ".csv"),
+            matrixCsv(h.qk_maps[i]));
   }
+  io::writeTextFileAtomically(dir / "report.html", htmlReport(summary, layers, head_reports));
   // summary.json last: its presence marks a complete report.
   io::writeTextFileAtomically(dir / "summary.json", summary.dump(2) + "\n");
 }

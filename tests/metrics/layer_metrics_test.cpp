@@ -28,6 +28,13 @@ TEST(LayerMetrics, NumbersFollowTheirDefinitions) {
   EXPECT_EQ(m.gram.rows(), 32);
   EXPECT_EQ(m.spiral.cols(), 2);
   EXPECT_NEAR(m.mean_hidden_norm, stats.norm_sum / (40 * 32), 1e-12);
+  // [P; C]: all 32 positions, then 40 contexts; the off-diagonal block is the incoherence.
+  ASSERT_EQ(m.combined_positions, 32);
+  ASSERT_EQ(m.combined_gram.rows(), 72);
+  const Eigen::MatrixXd cross = m.combined_gram.topRightCorner(32, 40);
+  EXPECT_NEAR(cross.cwiseAbs().maxCoeff(), m.incoherence.max, 1e-12);
+  EXPECT_NEAR(m.combined_gram(40, 40), 1.0, 1e-12);
+  EXPECT_NEAR(m.combined_gram(33, 50), d.context.row(1).normalized().dot(d.context.row(18).normalized()), 1e-12);
 }
 
 TEST(LayerMetrics, ConsecutiveLayersCompare) {

@@ -63,12 +63,16 @@ fs::path copyFixtureModel(const std::string& name, const fs::path& into) {
 }
 
 CommandResult runPosgeom(const std::vector<std::string>& args, const std::string& stdin_text) {
+  return runProgram(POSGEOM_BINARY, args, stdin_text);
+}
+
+CommandResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text) {
   ScratchDir scratch;
   const auto out_path = scratch / "stdout", err_path = scratch / "stderr", in_path = scratch / "stdin";
   writeFile(in_path, stdin_text);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    std::vector<std::string> argv_storage{POSGEOM_BINARY};
+    std::vector<std::string> argv_storage{program};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
@@ -76,7 +80,7 @@ CommandResult runPosgeom(const std::vector<std::string>& args, const std::string
     if (!std::freopen(in_path.c_str(), "r", stdin) || !std::freopen(out_path.c_str(), "w", stdout) ||
         !std::freopen(err_path.c_str(), "w", stderr))
       _exit(127);
-    ::execv(POSGEOM_BINARY, argv.data());
+    ::execv(program.c_str(), argv.data());
     _exit(127);
   }
   int status = 0;

@@ -34,6 +34,8 @@ struct CommandResult {
 };
 // Runs the posgeom executable built with the tests, with `stdin_text` on its standard input.
 CommandResult runPosgeom(const std::vector<std::string>& args, const std::string& stdin_text = "");
+// Runs any executable (absolute path) the same way.
+CommandResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text = "");
 
 std::string readFile(const std::filesystem::path& path);
 void writeFile(const std::filesystem::path& path, const std::string& bytes);

@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posgeom/heads/positional_kernel.h"
@@ -24,7 +25,11 @@ struct HeadOptions {
   double contextual_cv = 0.2;  // broad (not local) and denominator CV below this: contextual
   int subspace_k = 20;         // ScreeNOT bound for the positional subspace of W_Q W_K^T
   metrics::ScreeNotStrategy subspace_strategy = metrics::ScreeNotStrategy::kImpute;
+  std::vector<std::pair<int64_t, int64_t>> qk_maps;  // (layer, head) pairs that keep their QK maps
 };
+
+// "L.H,L.H": heads by layer (the hidden state the block produces) and head index.
+std::vector<std::pair<int64_t, int64_t>> parseHeadList(const std::string& spec);
 
 // One block's heads: the mean attention input per position, the sampled sequences' inputs,
 // and each head's maps and kernel settings (causal, ALiBi slope, RoPE).
@@ -54,6 +59,7 @@ struct HeadReport {
   int64_t samples = 0;
   Eigen::VectorXd etc_curve;  // ETC(n) for every position n
   Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)
+  std::vector<Eigen::MatrixXd> qk_maps;  // for heads in HeadOptions::qk_maps (see SampledAttention::maps)
 };
 
 // Heads run in parallel on up to `threads` threads (0: the hardware's).

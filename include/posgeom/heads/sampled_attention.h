@@ -7,6 +7,8 @@
 #include <Eigen/Dense>
 #include <array>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "posgeom/heads/positional_kernel.h"
 
@@ -28,11 +30,18 @@ struct SampledAttention {
   // and the entropy of its weights in nats, both averaged over queries.
   double keys90 = std::numeric_limits<double>::quiet_NaN();
   double entropy = std::numeric_limits<double>::quiet_NaN();
+  // When asked: the first sample's [T, T] maps (query rows, key columns), scaled logits
+  // pos-pos, pos-cvec, cvec-pos, cvec-cvec, their total with the ALiBi bias, and the
+  // attention; zero outside each query's keys.
+  std::vector<Eigen::MatrixXd> maps;
 };
+
+// Names of the maps above, in order.
+const std::vector<std::string>& qkMapNames();
 
 // `means` [T, d]; `samples` [S * T, d], the attention inputs of S sampled sequences stacked.
 SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
-                                 const KernelSettings& settings);
+                                 const KernelSettings& settings, bool keep_maps = false);
 
 // Keys, heaviest first, needed to hold `mass` of a row of weights summing to one.
 int64_t keysHolding(Eigen::VectorXd weights, double mass);

@@ -40,6 +40,10 @@ struct LayerMetrics {
   Eigen::VectorXd power_spectrum;  // [T']
   Eigen::MatrixXd spiral;          // P on its top components [T', r]
   Eigen::MatrixXd reservoir_cvec;  // the reservoir's context vectors on the same components [R*T', r]
+  // Normalized Gram of [P; C] stacked (up to 128 evenly spaced positions, then up to 64
+  // evenly spaced kept contexts): the blocks show position, context and their incoherence.
+  Eigen::MatrixXd combined_gram;
+  Eigen::Index combined_positions = 0;  // rows of P in it
 };
 
 LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const LayerMetricsOptions& options);

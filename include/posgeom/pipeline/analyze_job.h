@@ -42,6 +42,7 @@ struct AnalyzeJob {
   double local_threshold = 0.1;          // ETC / keys below: local
   double uniform_threshold = 0.5;        // ETC / keys above: uniform
   double contextual_cv = 0.2;            // not local and denominator CV below: contextual
+  std::string qk_heads;                  // "L.H,...": heads whose QK maps go into the report
   anova::SampleCaps caps;
   ReportOptions report;
   std::filesystem::path out = "posgeom-report";

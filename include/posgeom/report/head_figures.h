@@ -1,0 +1,16 @@
+#pragma once
+// The attention-head figures: the sqrt(ETC) map over layers x heads, every head's kernel
+// profile (small multiples per layer) and the QK decomposition maps of chosen heads.
+#include <string>
+#include <vector>
+
+#include "posgeom/heads/head_analysis.h"
+
+namespace posgeom::report {
+
+std::string etcMapFigure(const std::vector<heads::HeadReport>& heads);
+std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads);
+// Empty when no head kept its maps.
+std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads);
+
+}  // namespace posgeom::report

@@ -1,0 +1,27 @@
+#pragma once
+// The per-layer figures of the paper and the across-layer overview, as SVG. Each returns
+// one <figure> element: title in the SVG, a one-sentence caption of what to look for.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "posgeom/metrics/layer_metrics.h"
+
+namespace posgeom::report {
+
+// One panel per layer (small multiples).
+std::string gramFigure(const std::vector<metrics::LayerMetrics>& layers);
+std::string combinedGramFigure(const std::vector<metrics::LayerMetrics>& layers);
+std::string spiralFigure(const std::vector<metrics::LayerMetrics>& layers);
+std::string singularValuesFigure(const std::vector<metrics::LayerMetrics>& layers);
+std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k = 10);
+
+// Across layers, from the summary's per-layer rows and cross-layer list.
+std::string normsFigure(const nlohmann::json& summary);
+std::string similarityFigure(const nlohmann::json& summary);
+std::string ranksFigure(const nlohmann::json& summary);
+
+// <figure> with an id, a caption and the panels.
+std::string figureElement(const std::string& id, const std::string& caption, const std::vector<std::string>& panels);
+
+}  // namespace posgeom::report

@@ -1,0 +1,91 @@
+#include "posgeom/report/head_figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "posgeom/heads/sampled_attention.h"
+#include "posgeom/report/layer_figures.h"
+#include "posgeom/report/svg_plot.h"
+
+namespace posgeom::report {
+namespace {
+
+// Profiles longer than this are averaged down: the shape is what the eye reads.
+std::vector<double> shortened(const Eigen::VectorXd& v, Eigen::Index points) {
+  std::vector<double> out;
+  const Eigen::Index n = std::min(points, v.size());
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Eigen::Index a = i * v.size() / n, b = (i + 1) * v.size() / n;
+    out.push_back(v.segment(a, b - a).mean());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string etcMapFigure(const std::vector<heads::HeadReport>& heads) {
+  if (heads.empty()) return "";
+  int64_t first = heads.front().layer, last = first, width = 0;
+  for (const auto& h : heads) first = std::min(first, h.layer), last = std::max(last, h.layer), width = std::max(width, h.head + 1);
+  Eigen::MatrixXd map = Eigen::MatrixXd::Constant(last - first + 1, width, NAN);
+  for (const auto& h : heads) map(h.layer - first, h.head) = std::sqrt(h.etc);
+  const double side = std::max<double>(static_cast<double>(width) * 12, 200);
+  PlotFrame frame{"sqrt(ETC) of every head", "head", "layer", static_cast<int>(std::min(side, 900.0)) + 110,
+                  static_cast<int>(std::clamp(static_cast<double>(map.rows()) * 14, 160.0, 520.0)) + 60};
+  return figureElement("fig-etc",
+                       "Square root of the Effective Token Count of each head's positional kernel at the last position: dark "
+                       "cells are local heads that attend to a few nearby tokens, bright cells spread attention over many.",
+                       {heatmapSvg(map, ColorScale::fit(map, ColorMap::kSequential), frame,
+                                   {-0.5, static_cast<double>(width) - 0.5, false},
+                                   {static_cast<double>(first) - 0.5, static_cast<double>(last) + 0.5, false}, "sqrt(ETC)", 256)});
+}
+
+std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads) {
+  if (heads.empty()) return "";
+  std::map<int64_t, std::vector<const heads::HeadReport*>> by_layer;
+  for (const auto& h : heads) by_layer[h.layer].push_back(&h);
+  std::vector<std::string> panels;
+  for (const auto& [layer, hs] : by_layer) {
+    std::vector<std::vector<double>> curves;
+    std::vector<std::string> names;
+    for (const auto* h : hs) {
+      curves.push_back(shortened(h->profile, 32));  // a 54-pixel panel shows no more
+      names.push_back(std::to_string(h->head) + " " + h->kind.substr(0, 1));
+    }
+    panels.push_back(smallMultiplesSvg("Kernels K(i) at the last query, layer " + std::to_string(layer), "key position i", "K",
+                                       curves, names, 16, static_cast<double>(hs.front()->profile.size() - 1)));
+  }
+  return figureElement("fig-kernels",
+                       "Each head's positional kernel over key positions for the last query (one shared scale per layer; "
+                       "l = local, s = slow-decay, u = uniform): a spike at the right edge is a local head, a flat line a "
+                       "uniform one.",
+                       panels);
+}
+
+std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads) {
+  std::vector<std::string> panels;
+  const auto& names = heads::qkMapNames();
+  for (const auto& h : heads) {
+    if (h.qk_maps.size() != names.size()) continue;
+    double bound = 0;
+    for (std::size_t i = 0; i + 1 < names.size(); ++i) bound = std::max(bound, h.qk_maps[i].cwiseAbs().maxCoeff());
+    const ColorScale logits{ColorMap::kDiverging, -std::max(bound, 1e-12), std::max(bound, 1e-12)};
+    const AxisRange positions{0, static_cast<double>(h.qk_maps[0].rows()), false};
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const bool attention = i + 1 == names.size();
+      const std::string title = "L" + std::to_string(h.layer) + ".H" + std::to_string(h.head) + " " + names[i];
+      panels.push_back(heatmapSvg(h.qk_maps[i], attention ? ColorScale::fit(h.qk_maps[i], ColorMap::kSequential) : logits,
+                                  {title, "key position", "query position"}, positions, positions,
+                                  attention ? "weight" : "logit", 96));
+    }
+  }
+  if (panels.empty()) return "";
+  return figureElement("fig-qk",
+                       "Logits of the chosen heads on the first sampled sequence, split into pos-pos, pos-cvec, cvec-pos and "
+                       "cvec-cvec parts (one shared diverging scale), their total with any ALiBi bias, and the attention: the "
+                       "part whose pattern matches the attention is what drives the head.",
+                       panels);
+}
+
+}  // namespace posgeom::report

@@ -1,0 +1,173 @@
+#include "posgeom/report/layer_figures.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "posgeom/report/svg_plot.h"
+
+namespace posgeom::report {
+namespace {
+
+constexpr int kPanelPixels = 64;  // heatmap resolution per panel: a Llama-2-7B page stays small
+
+std::string layerTitle(const std::string& what, int64_t layer) { return what + ", layer " + std::to_string(layer); }
+
+std::vector<double> column(const nlohmann::json& rows, const std::string& key) {
+  std::vector<double> out;
+  for (const auto& r : rows) out.push_back(r.contains(key) && r[key].is_number() ? r[key].get<double>() : NAN);
+  return out;
+}
+
+AxisRange layerAxis(const std::vector<double>& layers) {
+  if (layers.empty()) return {0, 1, false};
+  return {layers.front() - 0.5, std::max(layers.back() + 0.5, layers.front() + 0.5), false};
+}
+
+}  // namespace
+
+std::string figureElement(const std::string& id, const std::string& caption, const std::vector<std::string>& panels) {
+  std::string out = "<figure id=\"" + id + "\"><div class=\"panels\">";
+  for (const auto& p : panels) out += p;
+  return out + "</div><figcaption>" + escapeXml(caption) + "</figcaption></figure>\n";
+}
+
+std::string gramFigure(const std::vector<metrics::LayerMetrics>& layers) {
+  std::vector<std::string> panels;
+  for (const auto& m : layers) {
+    const AxisRange positions{0, static_cast<double>(m.gram.rows()), false};
+    panels.push_back(heatmapSvg(m.gram, {ColorMap::kDiverging, -1, 1}, {layerTitle("Gram of P", m.layer), "position", "position"},
+                                positions, positions, "cosine", kPanelPixels));
+  }
+  return figureElement("fig-gram",
+                       "Cosine between positional basis vectors pos_t and pos_t': a smooth band along the diagonal means "
+                       "nearby positions look alike, the low-rank, low-frequency structure of the positional basis.",
+                       panels);
+}
+
+std::string combinedGramFigure(const std::vector<metrics::LayerMetrics>& layers) {
+  std::vector<std::string> panels;
+  for (const auto& m : layers) {
+    const double n = static_cast<double>(m.combined_gram.rows());
+    panels.push_back(heatmapSvg(m.combined_gram, {ColorMap::kDiverging, -1, 1},
+                                {layerTitle("Gram of [P; C]", m.layer), "row of [P; C]", "row of [P; C]"}, {0, n, false},
+                                {0, n, false}, "cosine", kPanelPixels));
+  }
+  return figureElement("fig-combined-gram",
+                       "Cosines within and between the positional basis (first rows, up to 128 positions) and context basis "
+                       "(last rows, up to 64 sequences): an off-diagonal block near zero is the incoherence of position and context.",
+                       panels);
+}
+
+std::string spiralFigure(const std::vector<metrics::LayerMetrics>& layers) {
+  std::vector<std::string> panels;
+  for (const auto& m : layers) {
+    if (m.spiral.cols() < 2) continue;
+    PointSet background{"cvec", {}, {}, {"#9a9a9a"}, 0.8, 0.45, true};
+    const Eigen::Index stride = std::max<Eigen::Index>(1, m.reservoir_cvec.rows() / 200);  // a couple of hundred points suffice
+    for (Eigen::Index i = 0; i < m.reservoir_cvec.rows(); i += stride) {
+      background.x.push_back(m.reservoir_cvec(i, 0));
+      background.y.push_back(m.reservoir_cvec(i, 1));
+    }
+    PointSet spiral{"", {}, {}, {}, 1.8, 1.0};
+    const ColorScale scale{ColorMap::kSequential, 0, static_cast<double>(std::max<Eigen::Index>(1, m.spiral.rows() - 1))};
+    const Eigen::Index step = std::max<Eigen::Index>(1, m.spiral.rows() / 96);
+    for (Eigen::Index t = 0; t < m.spiral.rows(); t += step) {
+      spiral.x.push_back(m.spiral(t, 0));
+      spiral.y.push_back(m.spiral(t, 1));
+      spiral.colors.push_back(hexColor(scale.color(static_cast<double>(t))));
+    }
+    std::vector<double> xs = spiral.x, ys = spiral.y;
+    xs.insert(xs.end(), background.x.begin(), background.x.end());
+    ys.insert(ys.end(), background.y.begin(), background.y.end());
+    panels.push_back(scatterSvg({background, spiral}, {layerTitle("Top PCs of P", m.layer), "PC 1", "PC 2"}, fitRange(xs),
+                                fitRange(ys), &scale, "position", {scale.lo, scale.hi, false}));
+  }
+  return figureElement("fig-spiral",
+                       "The positional basis on its top two principal components, coloured by position, with the context "
+                       "vectors of a few sequences behind it in grey: a smooth curve traced in order is position encoded on a "
+                       "low-dimensional spiral, standing apart from the context cloud.",
+                       panels);
+}
+
+std::string singularValuesFigure(const std::vector<metrics::LayerMetrics>& layers) {
+  std::vector<std::string> panels;
+  for (const auto& m : layers) {
+    std::vector<Series> series;
+    std::vector<double> all;
+    const std::pair<const Eigen::VectorXd*, std::pair<const char*, const char*>> parts[] = {
+        {&m.singular_pos, {"P", "#2166ac"}}, {&m.singular_cvec, {"cvec", "#b2182b"}}, {&m.singular_resid, {"resid", "#7b7b7b"}}};
+    for (const auto& [values, style] : parts) {
+      Series s{style.first, {}, {}, style.second, false};
+      for (Eigen::Index i = 0; i < std::min<Eigen::Index>(values->size(), 64); ++i) {
+        s.x.push_back(static_cast<double>(i + 1));
+        s.y.push_back((*values)[i]);
+      }
+      all.insert(all.end(), s.y.begin(), s.y.end());
+      if (!s.x.empty()) series.push_back(std::move(s));
+    }
+    if (m.screenot.threshold > 0) {
+      series.push_back({"ScreeNOT", {1, 64}, {m.screenot.threshold, m.screenot.threshold}, "#e08214", false});
+      all.push_back(m.screenot.threshold);
+    }
+    panels.push_back(linePlotSvg(series, {layerTitle("Singular values", m.layer), "index", "singular value"}, {0.5, 64.5, false},
+                                 fitRange(all, true)));
+  }
+  return figureElement("fig-singular-values",
+                       "Singular values of the positional basis P, the context vectors cvec and the residuals resid (log "
+                       "scale): a few large values of P above the ScreeNOT threshold, then a sharp drop, is its low rank.",
+                       panels);
+}
+
+std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k) {
+  std::vector<std::string> panels;
+  for (const auto& m : layers) {
+    const Eigen::Index n = std::min<Eigen::Index>(k, m.gram_dct.rows());
+    const Eigen::MatrixXd block = m.gram_dct.topLeftCorner(n, n);
+    panels.push_back(heatmapSvg(block, ColorScale::fit(block, ColorMap::kDiverging),
+                                {layerTitle("DCT of the Gram", m.layer), "frequency", "frequency"},
+                                {-0.5, static_cast<double>(n) - 0.5, false}, {-0.5, static_cast<double>(n) - 0.5, false},
+                                "coefficient", static_cast<int>(n)));
+  }
+  return figureElement("fig-dct",
+                       "The top-left 10 x 10 coefficients of the Gram's orthonormal 2-D DCT: weight concentrated in the "
+                       "top-left corner means the Gram varies smoothly with position (low frequencies).",
+                       panels);
+}
+
+std::string normsFigure(const nlohmann::json& summary) {
+  const auto& rows = summary.at("layers");
+  const auto layers = column(rows, "layer"), norms = column(rows, "mean_hidden_norm");
+  return figureElement("fig-norms", "Mean norm of the hidden states by layer: how the residual stream grows through the network.",
+                       {linePlotSvg({{"", layers, norms, "#2166ac", true}}, {"Mean hidden-state norm", "layer", "mean |h|"},
+                                    layerAxis(layers), fitRange(norms))});
+}
+
+std::string similarityFigure(const nlohmann::json& summary) {
+  const auto& rows = summary.at("layers");
+  const auto layers = column(rows, "layer"), previous = column(rows, "previous_layer_cosine");
+  std::vector<double> to, basis;
+  for (const auto& c : summary.at("cross_layer")) {
+    to.push_back(c.at("to").get<double>());
+    basis.push_back(c.at("basis_cosine").get<double>());
+  }
+  return figureElement("fig-similarity",
+                       "Cosine of each layer's positional basis with the previous layer's, and the mean cosine of each hidden "
+                       "state with the previous layer's: how much each block rewrites position and content.",
+                       {linePlotSvg({{"basis P", to, basis, "#2166ac", true}, {"hidden h", layers, previous, "#b2182b", true}},
+                                    {"Cross-layer similarity", "layer", "cosine"}, layerAxis(layers), {-1.05, 1.05, false})});
+}
+
+std::string ranksFigure(const nlohmann::json& summary) {
+  const auto& rows = summary.at("layers");
+  const auto layers = column(rows, "layer"), screenot = column(rows, "screenot_rank"), stable = column(rows, "stable_rank");
+  std::vector<double> both = screenot;
+  both.insert(both.end(), stable.begin(), stable.end());
+  both.push_back(0);
+  return figureElement("fig-ranks",
+                       "ScreeNOT rank and stable rank of the positional basis by layer: position lives in a low-dimensional "
+                       "subspace when both stay small against the width.",
+                       {linePlotSvg({{"ScreeNOT", layers, screenot, "#2166ac", true}, {"stable", layers, stable, "#b2182b", true}},
+                                    {"Rank of P", "layer", "rank"}, layerAxis(layers), fitRange(both))});
+}
+
+}  // namespace posgeom::report

@@ -1,0 +1,44 @@
+#include "posgeom/report/layer_figures.h"
+
+#include "report_samples.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; at += what.size()) ++n;
+  return n;
+}
+
+TEST(LayerFigures, OnePanelPerLayerWithACaption) {
+  const auto layers = sampleLayers(3, 40, 8);
+  for (const auto& [figure, id] : std::vector<std::pair<std::string, std::string>>{
+           {report::gramFigure(layers), "fig-gram"},
+           {report::combinedGramFigure(layers), "fig-combined-gram"},
+           {report::spiralFigure(layers), "fig-spiral"},
+           {report::singularValuesFigure(layers), "fig-singular-values"},
+           {report::dctFigure(layers), "fig-dct"}}) {
+    EXPECT_NE(figure.find("<figure id=\"" + id + "\""), std::string::npos);
+    EXPECT_EQ(count(figure, "<svg"), 3u) << id;
+    EXPECT_NE(figure.find(", layer 2</title>"), std::string::npos) << id;
+    EXPECT_GT(figure.find("</figcaption>") - figure.find("<figcaption>"), 60u) << id;  // a real sentence
+  }
+  // Spiral points are coloured by position and the context cloud sits behind them.
+  const auto spiral = report::spiralFigure(layers);
+  const auto first_panel = spiral.substr(0, spiral.find("</svg>"));
+  EXPECT_LT(first_panel.find("fill=\"#9a9a9a\" d=\"M"), first_panel.find("fill=\"#440154\""));
+}
+
+TEST(LayerFigures, AcrossLayersPlotsEveryLayer) {
+  const auto layers = sampleLayers(4, 20, 6);
+  const auto summary = sampleSummary(layers, {});
+  const auto norms = report::normsFigure(summary);
+  EXPECT_EQ(count(norms, "<circle"), 4u);  // a marker per layer
+  EXPECT_EQ(count(report::similarityFigure(summary), "<circle"), 3u + 3u);  // 3 basis pairs, 3 previous-layer cosines
+  EXPECT_NE(report::ranksFigure(summary).find("ScreeNOT"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,58 @@
+#include "report_samples.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "anova_fixtures.h"
+#include "posgeom/heads/sampled_attention.h"
+#include "posgeom/report/tables.h"
+
+namespace posgeom::testing {
+
+std::vector<metrics::LayerMetrics> sampleLayers(int layers, int positions, int dim) {
+  std::vector<metrics::LayerMetrics> out;
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = std::max(1, (std::min(positions, dim) - 2) / 2 - 1);
+  for (int l = 0; l < layers; ++l) {
+    auto h = randomSequences(6, positions + 1, dim, 100 + static_cast<unsigned>(l));
+    for (auto& seq : h)  // a smooth positional signal, so there is a spiral to draw
+      for (int t = 0; t <= positions; ++t) seq(t, 0) += 3 * std::cos(0.05 * t), seq(t, 1) += 3 * std::sin(0.05 * t);
+    auto stats = directStatistics(h, 1, l);
+    stats.reservoir = Eigen::MatrixXd(2 * positions, dim);  // two whole sequences for the spiral's background
+    for (int c = 0; c < 2; ++c) stats.reservoir.middleRows(c * positions, positions) = h[static_cast<size_t>(c)].bottomRows(positions);
+    stats.reservoir_windows = {0, 1};
+    if (l > 0) stats.previous_cosine_sum = 0.5 * 6 * positions;  // mean cosine 0.5 with the previous layer
+    out.push_back(metrics::computeLayerMetrics(stats, o));
+  }
+  return out;
+}
+
+std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positions, int qk_heads) {
+  std::vector<heads::HeadReport> out;
+  for (int l = 1; l < layers; ++l)
+    for (int h = 0; h < per_layer; ++h) {
+      heads::HeadReport r;
+      r.layer = l;
+      r.head = h;
+      const double decay = 0.02 + 0.5 * ((l * 7 + h * 3) % 11) / 11.0;
+      r.profile = Eigen::VectorXd(positions);
+      for (int i = 0; i < positions; ++i) r.profile[i] = std::exp(-decay * (positions - 1 - i));
+      r.profile /= r.profile.sum();
+      r.etc = 1.0 / r.profile.squaredNorm();
+      r.keys = positions;
+      r.kind = heads::classify(r.etc, r.keys, {});
+      r.etc_curve = Eigen::VectorXd::Constant(positions, r.etc);
+      if (static_cast<int>(out.size()) < qk_heads)
+        for (std::size_t i = 0; i < heads::qkMapNames().size(); ++i) r.qk_maps.push_back(Eigen::MatrixXd::Random(positions, positions));
+      out.push_back(std::move(r));
+    }
+  return out;
+}
+
+nlohmann::json sampleSummary(const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& heads) {
+  std::vector<metrics::CrossLayerMetrics> cross;
+  for (std::size_t i = 1; i < layers.size(); ++i) cross.push_back(metrics::compareLayers(layers[i - 1], layers[i]));
+  return report::summaryJson({{"model", "synthetic"}, {"seq_len", 0}}, layers, cross, heads);
+}
+
+}  // namespace posgeom::testing
