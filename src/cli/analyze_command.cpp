@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <memory>
 
 #include "commands.h"
+#include "posgeom/base/error.h"
 #include "posgeom/pipeline/analyze_job.h"
 
 namespace posgeom::cli {
@@ -14,11 +16,8 @@ void addReportOptions(CLI::App* sub, pipeline::ReportOptions& r) {
   sub->add_option("--lowfreq-k", r.lowfreq_k, "size of the low-frequency DCT block")->capture_default_str();
 }
 
-}  // namespace
-
-void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
-  auto job = std::make_shared<pipeline::AnalyzeJob>();
-  auto* sub = app.add_subcommand("analyze", "decompose every selected layer into position, context and residual");
+void addAnalyzeOptions(CLI::App* sub, pipeline::AnalyzeJob& job_ref) {
+  auto* job = &job_ref;
   sub->add_option("--model", job->model, "model directory or Hugging Face hub name");
   sub->add_option("--corpus", job->corpus.path, "text, directory, JSON Lines, '-', .bin/.npy ids, or 'random'");
   sub->add_option("--activations", job->activations, "hidden states made elsewhere: hidden [L,N,T,d] or hidden.<l> [N,T,d]");
@@ -60,6 +59,34 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_flag("!--no-second-moment", job->second_moment, "skip the d x d moment (no relative norm or cvec spectrum)");
   sub->add_option("--out", job->out, "report directory")->capture_default_str();
   addReportOptions(sub, job->report);
+}
+
+}  // namespace
+
+pipeline::AnalyzeJob analyzeJobFromOptions(const std::vector<std::pair<std::string, std::string>>& options,
+                                           const std::string& where) {
+  pipeline::AnalyzeJob job;
+  CLI::App app{"analyze"};
+  addAnalyzeOptions(&app, job);
+  std::vector<std::string> args;
+  for (const auto& [key, value] : options) {
+    args.push_back("--" + key);
+    if (!value.empty()) args.push_back(value);
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector of arguments last to first
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw InputError(where, e.what());
+  }
+  job.corpus.seed = job.seed;
+  return job;
+}
+
+void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
+  auto job = std::make_shared<pipeline::AnalyzeJob>();
+  auto* sub = app.add_subcommand("analyze", "decompose every selected layer into position, context and residual");
+  addAnalyzeOptions(sub, *job);
   commands.push_back({sub, [job] {
                         job->corpus.seed = job->seed;
                         pipeline::runAnalyzeJob(*job);

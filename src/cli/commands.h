@@ -2,7 +2,11 @@
 // Each subcommand registers its options on the app and returns what to run once parsed.
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "posgeom/pipeline/analyze_job.h"
 
 namespace posgeom::cli {
 
@@ -12,6 +16,12 @@ struct Command {
 };
 
 void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands);
+// `analyze`'s options as given in a sweep, parsed exactly as on the command line;
+// a bad option is an InputError naming `where`.
+pipeline::AnalyzeJob analyzeJobFromOptions(const std::vector<std::pair<std::string, std::string>>& options,
+                                           const std::string& where);
+// `batch` sets exit_code to 1 when a run was skipped, failed or moved from its reference.
+void addBatchCommand(CLI::App& app, std::vector<Command>& commands, int& exit_code);
 // `check` sets exit_code to 1 when a number moved.
 void addCheckCommand(CLI::App& app, std::vector<Command>& commands, int& exit_code);
 void addForwardCommand(CLI::App& app, std::vector<Command>& commands);

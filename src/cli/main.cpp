@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   std::vector<posgeom::cli::Command> commands;
   int exit_code = static_cast<int>(ExitCode::kOk);
   posgeom::cli::addAnalyzeCommand(app, commands);
+  posgeom::cli::addBatchCommand(app, commands, exit_code);
   posgeom::cli::addCheckCommand(app, commands, exit_code);
   posgeom::cli::addForwardCommand(app, commands);
   posgeom::cli::addInspectCommand(app, commands);

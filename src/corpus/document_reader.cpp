@@ -1,5 +1,7 @@
 #include "posgeom/corpus/document_reader.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -180,18 +182,33 @@ std::size_t chunkCut(const std::string& buffer, std::size_t target) {
   return 0;
 }
 
-std::unique_ptr<DocumentReader> openDocuments(const std::string& path, const TextReaderOptions& options) {
-  if (path != "-" && fs::is_directory(path)) {
-    std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(path))
-      if (e.is_regular_file() && e.path().filename().string().front() != '.') files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    if (files.empty()) throw InputError(path, "directory holds no files");
-    return std::make_unique<TextFileReader>(std::move(files), options);
+std::vector<std::string> corpusFiles(const std::string& path) {
+  if (path == "-") return {path};
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  const bool pattern = !fs::exists(p) && name.find_first_of("*?[") != std::string::npos;
+  if (!pattern && !fs::is_directory(p)) {
+    if (!fs::exists(p)) throw InputError(path, "corpus does not exist");
+    return {path};
   }
-  if (path != "-" && !fs::exists(path)) throw InputError(path, "corpus does not exist");
-  if (isJsonLines(path)) return std::make_unique<JsonLinesReader>(path, options);
-  return std::make_unique<TextFileReader>(std::vector<std::string>{path}, options);
+  const fs::path dir = pattern ? (p.has_parent_path() ? p.parent_path() : fs::path(".")) : p;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string file = e.path().filename().string();
+    if (e.is_regular_file() && file.front() != '.' && (!pattern || ::fnmatch(name.c_str(), file.c_str(), 0) == 0))
+      files.push_back(e.path().string());
+  }
+  if (ec) throw InputError(path, "cannot list " + dir.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError(path, pattern ? "matches no files" : "directory holds no files");
+  return files;
+}
+
+std::unique_ptr<DocumentReader> openDocuments(const std::string& path, const TextReaderOptions& options) {
+  auto files = corpusFiles(path);
+  if (files.size() == 1 && files[0] == path && isJsonLines(path)) return std::make_unique<JsonLinesReader>(path, options);
+  return std::make_unique<TextFileReader>(std::move(files), options);
 }
 
 }  // namespace posgeom::corpus

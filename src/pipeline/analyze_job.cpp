@@ -10,6 +10,7 @@
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/anova/state_file.h"
 #include "posgeom/base/error.h"
+#include "posgeom/corpus/document_reader.h"
 #include "posgeom/corpus/window_sampler.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/io/safetensors.h"
@@ -192,6 +193,9 @@ struct ModelAnalysis {
 };
 
 ModelAnalysis analyzeModel(const AnalyzeJob& job) {
+  // A missing corpus is found before the model takes its time to load.
+  if (job.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
+  if (job.corpus.path != "random") corpus::corpusFiles(job.corpus.path);
   auto t0 = Clock::now();
   const auto numerics = model::Numerics::parse(job.dtype, job.device);
   const auto model_dir = io::resolveModelDir(job.model, io::processEnv());

@@ -51,11 +51,11 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
     return;
   }
   row.actual = actual->dump();
-  if (ref.is_number_integer() || ref.is_boolean()) {
+  const auto it = options.per_key.find(key);
+  if (ref.is_boolean() || (ref.is_number_integer() && it == options.per_key.end())) {
     row.ok = *actual == ref;
     if (actual->is_number()) row.abs_diff = std::abs(actual->get<double>() - ref.get<double>());
   } else {
-    const auto it = options.per_key.find(key);
     const Tolerance t = it == options.per_key.end() ? options.tolerance : it->second;
     const double r = ref.get<double>(), a = actual->get<double>();
     row.abs_diff = std::abs(a - r);
@@ -69,8 +69,16 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
 
 std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
                                             const CheckOptions& options) {
+  CheckOptions merged = options;
+  nlohmann::json numbers = reference;
+  if (reference.is_object() && reference.contains("tolerances")) {
+    for (const auto& [key, t] : reference["tolerances"].items())
+      if (!merged.per_key.count(key))
+        merged.per_key[key] = {t.value("rtol", options.tolerance.rtol), t.value("atol", options.tolerance.atol)};
+    numbers.erase("tolerances");
+  }
   std::vector<CheckRow> rows;
-  walk(reference, &summary, "", "", options, rows);
+  walk(numbers, &summary, "", "", merged, rows);
   return rows;
 }
 

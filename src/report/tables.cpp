@@ -96,6 +96,21 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
     }
     rows.push_back(std::move(row));
   }
+  // Mean and spread over layers of the label cosines, as the paper's Table 1 gives them.
+  std::vector<double> between, within;
+  for (const auto& m : layers)
+    if (m.label_cosines) between.push_back(m.label_cosines->between), within.push_back(m.label_cosines->within);
+  if (!between.empty()) {
+    auto mean_std = [](const std::vector<double>& v) {
+      double mean = 0, var = 0;
+      for (double x : v) mean += x / static_cast<double>(v.size());
+      for (double x : v) var += (x - mean) * (x - mean) / static_cast<double>(v.size());
+      return std::make_pair(mean, std::sqrt(var));
+    };
+    const auto [b_mean, b_std] = mean_std(between);
+    const auto [w_mean, w_std] = mean_std(within);
+    out["context_similarity"] = {{"b_mean", b_mean}, {"b_std", b_std}, {"w_mean", w_mean}, {"w_std", w_std}, {"layers", between.size()}};
+  }
   out["layers"] = std::move(rows);
   nlohmann::json consistency = nlohmann::json::array();
   for (const auto& c : cross)

@@ -92,6 +92,25 @@ TEST(DocumentReader, DirectoryIsSortedFilesLabelledByName) {
   EXPECT_EQ(r->stats().documents, 2);
 }
 
+TEST(DocumentReader, PatternsSelectFilesOfADirectory) {
+  ScratchDir s;
+  writeFile(s / "wiki-2.txt", "two");
+  writeFile(s / "wiki-1.txt", "one");
+  writeFile(s / "code-1.txt", "not this");
+  auto r = corpus::openDocuments((s / "wiki-*.txt").string(), {});
+  const auto chunks = readAll(*r);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[0].label, "wiki-1.txt");
+  EXPECT_EQ(chunks[1].text, "two");
+  try {
+    corpus::openDocuments((s / "web-*.txt").string(), {});
+    FAIL() << "a pattern without matches must be an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (s / "web-*.txt").string() + ": matches no files");
+  }
+  EXPECT_THROW(corpus::corpusFiles((s / "missing.txt").string()), InputError);
+}
+
 TEST(DocumentReader, JsonLinesWithTextAndLabelFields) {
   ScratchDir s;
   writeFile(s / "c.jsonl", R"({"body": "one", "topic": "x"})"

@@ -41,6 +41,24 @@ TEST(Check, PerKeyTolerancesOverrideTheDefault) {
   EXPECT_TRUE(allOk(report::checkAgainstReference(kSummary, ref, o)));
 }
 
+TEST(Check, ToleranceInTheReferenceFileAlsoLoosensRanks) {
+  const auto ref = nlohmann::json::parse(R"({"tolerances": {"screenot_rank": {"atol": 2}, "stable_rank": {"rtol": 0.1}},
+    "layers": [{"layer": 0, "screenot_rank": 8, "stable_rank": 3.2}, {"layer": 1, "screenot_rank": 8}]})");
+  auto row = [](const std::vector<report::CheckRow>& rows, const std::string& path) {
+    for (const auto& r : rows)
+      if (r.path == path) return r;
+    return report::CheckRow{"absent", "", "", 0, 0, false};
+  };
+  const auto rows = report::checkAgainstReference(kSummary, ref, {});
+  EXPECT_EQ(rows.size(), 5u);  // two layer keys and three numbers; "tolerances" itself is not checked
+  EXPECT_TRUE(row(rows, "layers[layer=0].screenot_rank").ok);   // 6 within 8 +- 2
+  EXPECT_TRUE(row(rows, "layers[layer=0].stable_rank").ok);     // 3.0 within 10% of 3.2
+  EXPECT_FALSE(row(rows, "layers[layer=1].screenot_rank").ok);  // 5 is 3 away
+  report::CheckOptions strict;
+  strict.per_key["screenot_rank"] = {0, 0};  // the command line wins over the file
+  EXPECT_FALSE(row(report::checkAgainstReference(kSummary, ref, strict), "layers[layer=0].screenot_rank").ok);
+}
+
 TEST(Check, TableListsWhatMovedFirst) {
   const auto ref = nlohmann::json::parse(R"({"layers": [{"layer": 0, "stable_rank": 3.0, "relative_norm": 0.5}]})");
   const auto text = report::formatCheck(report::checkAgainstReference(kSummary, ref, {}), false);

@@ -18,8 +18,14 @@ TEST(Tables, SummaryHasTheDesignKeysAndCsvFilesParse) {
     EXPECT_TRUE(summary["layers"][0].contains(key)) << key;
   EXPECT_EQ(summary["model"], "m");
   EXPECT_EQ(summary["cross_layer"].size(), 1u);
+  // The even/odd labels of the fixture give label cosines; their mean and spread over layers:
+  const double b0 = layers[0].label_cosines->between, b1 = layers[1].label_cosines->between;
+  EXPECT_NEAR(summary["context_similarity"]["b_mean"].get<double>(), (b0 + b1) / 2, 1e-15);
+  EXPECT_NEAR(summary["context_similarity"]["b_std"].get<double>(), std::abs(b0 - b1) / 2, 1e-15);
+  EXPECT_NEAR(summary["context_similarity"]["w_mean"].get<double>(),
+              (layers[0].label_cosines->within + layers[1].label_cosines->within) / 2, 1e-15);
   report::writeTables(s.path(), summary, layers);
-  for (const char* f : {"summary.json", "layers.csv", "pos_L1.csv", "gram_L0.csv", "gram_dct_L0.csv", "spiral_L1.csv",
+  for (const char* f : {"summary.json", "report.html", "layers.csv", "pos_L1.csv", "gram_L0.csv", "gram_dct_L0.csv", "spiral_L1.csv",
                         "singular_values_L0.csv", "power_spectrum_L1.csv"})
     EXPECT_TRUE(std::filesystem::exists(s / f)) << f;
   const auto csv = readFile(s / "layers.csv");

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace posgeom::corpus {
 
@@ -36,9 +37,14 @@ class DocumentReader {
 };
 
 // A text file, "-" (standard input), a directory of text files (sorted, each a document
-// labelled by its name), or JSON Lines (*.jsonl, *.jsonl.gz, *.jsonl.zst, ...: each row a
-// document). Compression is detected from the content.
+// labelled by its name), a pattern like dir/wiki-*.txt (the matching files of dir, the
+// same way), or JSON Lines (*.jsonl, *.jsonl.gz, *.jsonl.zst, ...: each row a document).
+// Compression is detected from the content.
 std::unique_ptr<DocumentReader> openDocuments(const std::string& path, const TextReaderOptions& options);
+
+// The files a directory or a pattern stands for (sorted; hidden files left out), or the
+// path itself. Throws InputError when nothing is there.
+std::vector<std::string> corpusFiles(const std::string& path);
 
 // Where a chunk may end: after a '\n' that is followed by a non-whitespace byte, so that
 // regex pre-tokenizers split both sides exactly as they would the whole text.

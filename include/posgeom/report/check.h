@@ -28,7 +28,9 @@ struct CheckRow {
 
 // Every number in `reference` is looked up in `summary` at the same path; arrays of
 // objects with a "layer" (and "head") key are matched by those keys, not by position.
-// Integers must match exactly, floats within atol + rtol |reference|.
+// Floats must lie within atol + rtol |reference|; integers must match exactly unless
+// their key has its own tolerance. A top-level "tolerances" object in the reference,
+// {"key": {"rtol": r, "atol": a}}, gives per-key tolerances (options.per_key wins).
 std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
                                             const CheckOptions& options);
 // The rows as an aligned table; regressions first.
