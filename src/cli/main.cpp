@@ -27,8 +27,10 @@ int main(int argc, char** argv) {
   int threads = 0;
   std::string log_level = "info";
   app.add_option("--threads", threads, "intra-op threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  bool quiet = false;
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_flag("--quiet,-q", quiet, "warnings and errors only: no progress, no info lines (same as --log-level warn)");
 
   posgeom::cli::addConfigOption(app, argc, argv);
   std::vector<posgeom::cli::Command> commands;
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(ExitCode::kBadInput);
   }
-  setUpLogging(log_level);
+  setUpLogging(quiet && log_level == "info" ? "warn" : log_level);
   try {
     posgeom::model::configureThreads(threads);
     posgeom::model::warnIfReferenceBlas();

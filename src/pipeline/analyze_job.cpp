@@ -10,6 +10,7 @@
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/anova/state_file.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/progress.h"
 #include "posgeom/corpus/document_reader.h"
 #include "posgeom/corpus/window_sampler.h"
 #include "posgeom/io/hub_cache.h"
@@ -72,7 +73,12 @@ void writeReport(const anova::AnalysisState& state, const ReportOptions& options
   const auto t0 = Clock::now();
   std::vector<metrics::LayerMetrics> layers;
   const auto metric_options = metricOptions(options);
-  for (const auto& s : state.layers) layers.push_back(metrics::computeLayerMetrics(s, metric_options));
+  ProgressLine progress("metrics", static_cast<int64_t>(state.layers.size()), "layers");
+  for (const auto& s : state.layers) {
+    progress.update(static_cast<int64_t>(layers.size()), 0, "layer " + std::to_string(s.layer));
+    layers.push_back(metrics::computeLayerMetrics(s, metric_options));
+  }
+  progress.finish();
   std::vector<metrics::CrossLayerMetrics> cross;
   for (std::size_t i = 1; i < layers.size(); ++i) cross.push_back(metrics::compareLayers(layers[i - 1], layers[i]));
   auto settings = state.settings;
@@ -102,28 +108,6 @@ struct TokenHash {
     std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(value));
     return buf;
   }
-};
-
-// Long runs log windows, tokens/s and, when the total is known, an ETA every 10 s.
-class Progress {
- public:
-  explicit Progress(int64_t expected_windows) : expected_(expected_windows), start_(Clock::now()), last_(start_) {}
-  void update(int64_t windows, int64_t tokens) {
-    const auto now = Clock::now();
-    if (std::chrono::duration<double>(now - last_).count() < 10.0) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = static_cast<double>(tokens) / elapsed;
-    if (expected_ > 0 && windows < expected_)
-      spdlog::info("{} / {} windows, {:.0f} tokens/s, ETA {:.0f} s", windows, expected_, rate,
-                   elapsed * static_cast<double>(expected_ - windows) / static_cast<double>(windows));
-    else
-      spdlog::info("{} windows, {:.0f} tokens/s", windows, rate);
-  }
-
- private:
-  int64_t expected_;
-  Clock::time_point start_, last_;
 };
 
 heads::HeadOptions headOptions(const AnalyzeJob& job) {
@@ -247,7 +231,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   request.observer = &acc;
   TokenHash hash;
   t0 = Clock::now();
-  Progress progress(job.num_seqs > 0 ? job.num_seqs / parseShard(job.shard).second : 0);
+  ProgressLine progress("analyze", job.num_seqs > 0 ? job.num_seqs / parseShard(job.shard).second : 0, "windows");
   int64_t windows = 0;
   for (bool more = true; more;) {
     std::vector<int64_t> ids, indices;
@@ -271,6 +255,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
     windows += b;
     progress.update(windows, windows * seq_len);
   }
+  progress.finish();
   const double forward_s = secondsSince(t0);
   const auto ws = sampler.stats();
   const auto ss = stream->stats();

@@ -6,6 +6,7 @@
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/progress.h"
 
 namespace posgeom::pipeline {
 
@@ -43,8 +44,12 @@ std::vector<heads::HeadReport> analyzeHeads(const model::Model& model, const ano
                                          " is not an analysed head (layers >= 1 among --layer, heads below " +
                                          std::to_string(config.num_heads) + ")");
   }
+  int64_t blocks = 0, done = 0;
+  for (const auto& layer : state.layers) blocks += layer.attention_input_sum.size() > 0;
+  ProgressLine progress("heads", blocks, "layers");
   for (const auto& layer : state.layers) {
     if (layer.attention_input_sum.size() == 0) continue;
+    progress.update(done++, 0, "layer " + std::to_string(layer.layer));
     if (layer.attention_input_sum.cols() != config.hidden_size || layer.layer > config.num_layers)
       throw InputError("--model", "does not match the state's layer " + std::to_string(layer.layer));
     heads::BlockHeads block;
@@ -63,6 +68,7 @@ std::vector<heads::HeadReport> analyzeHeads(const model::Model& model, const ano
     auto reports = heads::analyzeBlock(block, options);
     out.insert(out.end(), std::make_move_iterator(reports.begin()), std::make_move_iterator(reports.end()));
   }
+  progress.finish();
   spdlog::info("{} heads analysed in {:.1f} s", out.size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return out;

@@ -139,3 +139,21 @@ TEST(Cli, BadIdsFileIsABadInput) {
 
 }  // namespace
 }  // namespace posgeom::testing
+
+namespace posgeom::testing {
+namespace {
+
+TEST(Main, QuietAndLogLevelSilenceInfoEverywhere) {
+  ScratchDir s;
+  const auto quiet = runPosgeom({"baseline", "sinusoidal", "--dim", "8", "--seq-len", "16", "--screenot-k", "3", "--quiet", "--out", (s / "a").string()});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const auto loud = runPosgeom({"baseline", "sinusoidal", "--dim", "8", "--seq-len", "16", "--screenot-k", "3", "--out", (s / "b").string()});
+  EXPECT_NE(loud.err.find("posgeom: info: "), std::string::npos);
+  const auto level = runPosgeom({"--log-level", "error", "random-model", "--out", (s / "m").string()});
+  ASSERT_EQ(level.exit_code, 0) << level.err;
+  EXPECT_EQ(level.err, "");
+}
+
+}  // namespace
+}  // namespace posgeom::testing
