@@ -28,5 +28,7 @@ void addForwardCommand(CLI::App& app, std::vector<Command>& commands);
 void addInspectCommand(CLI::App& app, std::vector<Command>& commands);
 void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands);
 void addTokenizeCommand(CLI::App& app, std::vector<Command>& commands);
+// `train` and `eval-addition`.
+void addTrainCommands(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace posgeom::cli

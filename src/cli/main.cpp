@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   posgeom::cli::addInspectCommand(app, commands);
   posgeom::cli::addRandomModelCommand(app, commands);
   posgeom::cli::addTokenizeCommand(app, commands);
+  posgeom::cli::addTrainCommands(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,7 @@
 // GPT-2 (gpt2 .. gpt2-xl): learned absolute positions, pre-LN blocks, Conv1D weights
 // stored [in, out], LM head tied to the token embedding unless lm_head.weight is given.
+// Models trained by `posgeom train` may instead have no positional encoding or ALiBi
+// ("posgeom_position_encoding": "none" or "alibi" in config.json; no wpe then).
 #include "posgeom/base/error.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/model.h"
@@ -25,24 +27,35 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.activation = c.string({"activation_function"}, "gelu_new");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported activation_function '" + m.activation + "'");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
-  m.positions = PositionScheme::kLearned;
+  const auto encoding = c.string({"posgeom_position_encoding"}, "learned");
+  if (encoding == "learned") m.positions = PositionScheme::kLearned;
+  else if (encoding == "alibi") m.positions = PositionScheme::kAlibi;
+  else if (encoding == "none") m.positions = PositionScheme::kNone;
+  else c.fail("posgeom_position_encoding must be learned, alibi or none, not '" + encoding + "'");
   return m;
 }
 
+const char* encodingName(PositionScheme p) {
+  return p == PositionScheme::kAlibi ? "alibi" : p == PositionScheme::kNone ? "none" : "learned";
+}
+
 nlohmann::json toConfigJson(const ModelConfig& m) {
-  return {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},
+  nlohmann::json j = {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},
           {"vocab_size", m.vocab_size},           {"n_embd", m.hidden_size},
           {"n_layer", m.num_layers},              {"n_head", m.num_heads},
           {"n_positions", m.max_positions},       {"n_ctx", m.max_positions},
           {"n_inner", m.intermediate_size},       {"activation_function", m.activation},
           {"layer_norm_epsilon", m.norm_eps},     {"tie_word_embeddings", m.tie_word_embeddings},
           {"torch_dtype", "float32"}};
+  if (m.positions != PositionScheme::kLearned) j["posgeom_position_encoding"] = encodingName(m.positions);
+  return j;
 }
 
 std::vector<TensorSpec> tensors(const ModelConfig& m) {
   const int64_t d = m.hidden_size, f = m.intermediate_size;
   TensorSpecs s;
-  s.weight("wte.weight", {m.vocab_size, d}).weight("wpe.weight", {m.max_positions, d});
+  s.weight("wte.weight", {m.vocab_size, d});
+  if (m.positions == PositionScheme::kLearned) s.weight("wpe.weight", {m.max_positions, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
     const auto b = block(i);
     s.norm(b + "ln_1", d)
@@ -68,7 +81,8 @@ class Gpt2Model final : public Model {
  public:
   Gpt2Model(const ModelConfig& config, const Weights& w, const Numerics& num) : Model(config, num) {
     wte_ = w.get("wte.weight");
-    wpe_ = w.get("wpe.weight");
+    if (config.positions == PositionScheme::kLearned) wpe_ = w.get("wpe.weight");
+    if (config.positions == PositionScheme::kAlibi) slopes_ = ops::alibiSlopes(config.num_heads);
     lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : wte_;
     ln_f_ = {w.get("ln_f.weight"), w.get("ln_f.bias")};
     for (int64_t i = 0; i < config.num_layers; ++i) {
@@ -92,7 +106,13 @@ class Gpt2Model final : public Model {
     const int64_t last = lastLayerFor(r);
     const auto ids = r.ids.to(num.device);
     const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
-    auto x = num.round(at::embedding(wte_, ids) + at::embedding(wpe_, positions));
+    auto x = at::embedding(wte_, ids);
+    if (wpe_.defined()) x = x + at::embedding(wpe_, positions);
+    x = num.round(x);
+    const bool training = r.dropout > 0;
+    auto drop = [&](const at::Tensor& t) { return training ? at::dropout(t, r.dropout, true) : t; };
+    x = drop(x);
+    const auto bias = slopes_.defined() ? ops::alibiBias(slopes_, ids.size(1), num.device) : at::Tensor();
     emitHidden(r, 0, x);
     for (int64_t i = 0; i < last; ++i) {
       const auto& b = blocks_[static_cast<size_t>(i)];
@@ -100,11 +120,11 @@ class Gpt2Model final : public Model {
       emitAttentionInput(r, i, a);
       const auto qkv = ops::linear(a, b.c_attn_w, b.c_attn_b, num).chunk(3, -1);
       const auto ctx = ops::attention(ops::splitHeads(qkv[0], c.num_heads), ops::splitHeads(qkv[1], c.num_heads),
-                                      ops::splitHeads(qkv[2], c.num_heads), causal, {}, num);
-      x = num.round(x + ops::linear(ops::mergeHeads(ctx), b.c_proj_w, b.c_proj_b, num));
+                                      ops::splitHeads(qkv[2], c.num_heads), causal, bias, num);
+      x = num.round(x + drop(ops::linear(ops::mergeHeads(ctx), b.c_proj_w, b.c_proj_b, num)));
       const auto m = ops::layerNorm(x, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
       const auto hidden = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
-      x = num.round(x + ops::linear(hidden, b.proj_w, b.proj_b, num));
+      x = num.round(x + drop(ops::linear(hidden, b.proj_w, b.proj_b, num)));
       emitHidden(r, i + 1, x);
     }
     ForwardOutputs out;
@@ -127,6 +147,7 @@ class Gpt2Model final : public Model {
   }
 
   bool hasLmHead() const override { return true; }
+  at::Tensor alibiSlopes() const override { return slopes_; }
 
  private:
   struct Norm {
@@ -138,7 +159,7 @@ class Gpt2Model final : public Model {
     Norm ln_2;
     at::Tensor fc_w, fc_b, proj_w, proj_b;
   };
-  at::Tensor wte_, wpe_, lm_head_;
+  at::Tensor wte_, wpe_, lm_head_, slopes_;  // wpe_ or slopes_ undefined unless that encoding
   Norm ln_f_;
   std::vector<Block> blocks_;
 };

@@ -7,6 +7,7 @@ const char* positionSchemeName(PositionScheme scheme) {
     case PositionScheme::kLearned: return "learned absolute";
     case PositionScheme::kAlibi: return "ALiBi";
     case PositionScheme::kRope: return "RoPE";
+    case PositionScheme::kNone: return "none (causal mask only)";
   }
   return "unknown";
 }

@@ -305,9 +305,24 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
 
 }  // namespace
 
-void runAnalyzeJob(const AnalyzeJob& job) {
+std::filesystem::path defaultModelDir() {
+  if (const char* env = std::getenv("POSGEOM_DEFAULT_MODEL"); env && *env) return env;
+  return POSGEOM_DEFAULT_MODEL_DIR;
+}
+
+void runAnalyzeJob(const AnalyzeJob& requested) {
+  AnalyzeJob job = requested;
   const bool from_activations = !job.activations.empty();
-  if (!from_activations && job.model.empty()) throw InputError("analyze", "give --model and --corpus, or --activations");
+  if (!from_activations && job.model.empty()) {
+    job.model = defaultModelDir().string();
+    if (!fs::exists(job.model + "/config.json"))
+      throw InputError(job.model, "the bundled default model is missing; give --model (or set POSGEOM_DEFAULT_MODEL)");
+    spdlog::info("no --model: using the bundled default model {}", job.model);
+  }
+  if (!from_activations && job.corpus.path.empty()) {
+    job.corpus.path = kDefaultCorpus;
+    spdlog::info("no --corpus: using {}", kDefaultCorpus);
+  }
   metricOptions(job.report);  // validate before the long part
   if (job.heads) headOptions(job);
   if (from_activations && job.heads) throw InputError("--heads", "needs the model (--model), not --activations");

@@ -1,5 +1,7 @@
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "posgeom/io/json_file.h"
 #include "test_support.h"
 
@@ -53,11 +55,14 @@ TEST(AnalyzeCommand, SinusoidalBaseline) {
   EXPECT_EQ(runPosgeom({"baseline", "sinusoidal", "--dim", "63", "--out", (s / "c").string()}).exit_code, 2);
 }
 
-TEST(AnalyzeCommand, NeedsAModelOrActivations) {
+TEST(AnalyzeCommand, WithoutAModelTheBundledDefaultMustBeThere) {
   ScratchDir s;
+  ::setenv("POSGEOM_DEFAULT_MODEL", (s / "nowhere").c_str(), 1);
   const auto r = runPosgeom({"analyze", "--out", (s / "r").string()});
+  ::unsetenv("POSGEOM_DEFAULT_MODEL");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("give --model and --corpus, or --activations"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nowhere: the bundled default model is missing"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(s / "r/summary.json"));
 }
 
 }  // namespace

@@ -2,11 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "posgeom/anova/state_file.h"
 #include "posgeom/io/safetensors.h"
+#include "posgeom/model/random_checkpoint.h"
 #include "posgeom/model/weights.h"
 
 #include "posgeom/base/error.h"
@@ -168,6 +172,90 @@ TEST(AnalyzeJob, RandomTokensAreAnalysedToo) {
   ASSERT_EQ(summary["layers"].size(), 2u);
   EXPECT_EQ(summary["layers"][1]["layer"], 3);
   EXPECT_EQ(summary["layers"][0]["sequences"], 16);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
+
+namespace posgeom::testing {
+namespace {
+
+const fs::path kDefaultModel = fs::path(POSGEOM_SOURCE_DIR) / "models/default";
+
+// The unigram cross-entropy of the last 10% of the corpus' characters under the first
+// 90%'s frequencies (add-one), computed here from the files themselves.
+double unigramBaseline(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.') files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> chars;
+  for (const auto& f : files) {
+    const std::string text = readFile(f);
+    for (std::size_t i = 0; i < text.size();) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      const std::size_t n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      chars.push_back(text.substr(i, n));
+      i += n;
+    }
+  }
+  const std::size_t split = static_cast<std::size_t>(static_cast<double>(chars.size()) * 0.9);
+  std::map<std::string, double> counts;
+  for (const auto& c : chars) counts[c] = 1.0;  // add-one over the vocabulary
+  const double vocab = static_cast<double>(counts.size()) + 1;  // + <unk>
+  for (std::size_t i = 0; i < split; ++i) counts[chars[i]] += 1;
+  double nats = 0;
+  for (std::size_t i = split; i < chars.size(); ++i) nats -= std::log(counts[chars[i]] / (static_cast<double>(split) + vocab));
+  return nats / static_cast<double>(chars.size() - split);
+}
+
+// Acceptance: the bundled model's recorded validation loss is clearly below the unigram
+// baseline of its corpus.
+TEST(DefaultModel, BeatsTheUnigramBaselineOfItsCorpus) {
+  const auto info = io::readJsonFile(kDefaultModel / "training.json");
+  const double baseline = unigramBaseline(pipeline::kDefaultCorpus);
+  EXPECT_NEAR(info["data"]["unigram_validation_loss"].get<double>(), baseline, 0.01 * baseline);
+  EXPECT_LT(info["final_validation_loss"].get<double>(), 0.7 * baseline)
+      << "validation loss " << info["final_validation_loss"] << " against a unigram baseline of " << baseline;
+}
+
+// Acceptance (the paper's claim, nothing trained here): the bundled model's positional basis
+// is low-rank and smooth in its early layers, unlike the same architecture at random init.
+TEST(DefaultModel, PositionalBasisIsLowRankAndSmoothUnlikeARandomInit) {
+  ScratchDir s;
+  const auto config = io::readJsonFile(kDefaultModel / "config.json");
+  model::RandomCheckpointSpec spec;
+  spec.layers = config["n_layer"];
+  spec.hidden_size = config["n_embd"];
+  spec.heads = config["n_head"];
+  spec.vocab_size = config["vocab_size"];
+  spec.max_positions = config["n_positions"];
+  spec.seed = 3;
+  model::writeRandomCheckpoint(spec, s / "random");
+  fs::copy_file(kDefaultModel / "tokenizer.json", s / "random/tokenizer.json");
+  auto analyse = [&](const std::string& model, const std::string& out) {
+    pipeline::AnalyzeJob job;
+    job.model = model;  // empty: the bundled default; no corpus: the default corpus
+    job.num_seqs = 96;
+    job.layers = "0,1,2";
+    job.report.screenot_k = 10;
+    job.out = s / out;
+    pipeline::runAnalyzeJob(job);
+    return summaryOf(job.out);
+  };
+  const auto trained = analyse("", "trained"), random = analyse((s / "random").string(), "random");
+  EXPECT_EQ(trained["model"], kDefaultModel.string());
+  EXPECT_EQ(trained["corpus"], pipeline::kDefaultCorpus);
+  for (std::size_t l = 0; l < 2; ++l) {
+    const auto& t = trained["layers"][l];
+    const auto& r = random["layers"][l];
+    EXPECT_GE(t["screenot_rank"].get<int>(), 1) << "layer " << l;
+    EXPECT_LE(t["screenot_rank"].get<int>(), 8) << "layer " << l;
+    EXPECT_GE(t["lowfreq_energy"].get<double>(), 0.5) << "layer " << l;
+    EXPECT_GE(t["lowfreq_energy"].get<double>(), r["lowfreq_energy"].get<double>() + 0.3) << "layer " << l;
+    EXPECT_GE(t["relative_norm"].get<double>(), 1.5 * r["relative_norm"].get<double>()) << "layer " << l;
+    EXPECT_LT(4 * t["stable_rank"].get<double>(), r["stable_rank"].get<double>()) << "layer " << l;
+  }
 }
 
 }  // namespace

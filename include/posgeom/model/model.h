@@ -29,6 +29,7 @@ struct ForwardRequest {
   bool want_logits = false;           // needs an LM head
   int64_t last_layer = -1;            // stop after this hidden state (-1: all)
   LayerObserver* observer = nullptr;  // may be null
+  double dropout = 0;                 // training: dropout on embeddings and residual branches (GPT-2)
 };
 
 struct ForwardOutputs {

@@ -6,7 +6,7 @@
 
 namespace posgeom::model {
 
-enum class PositionScheme { kLearned, kAlibi, kRope };
+enum class PositionScheme { kLearned, kAlibi, kRope, kNone };
 const char* positionSchemeName(PositionScheme scheme);
 
 struct ModelConfig {

@@ -25,6 +25,9 @@ class Weights {
   Weights(const io::Checkpoint& checkpoint, const Architecture& arch, const ModelConfig& config,
           const Numerics& numerics);
 
+  // Tensors already by canonical name (the trainer's parameters): used as they are, so
+  // that gradients reach them.
+  explicit Weights(std::map<std::string, at::Tensor> tensors) : tensors_(std::move(tensors)) {}
   // By canonical name; throws std::logic_error for a name that was not in the specs.
   const at::Tensor& get(const std::string& name) const;
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }

@@ -17,9 +17,9 @@ struct ReportOptions {
 };
 
 struct AnalyzeJob {
-  std::string model;                     // directory or hub name
+  std::string model;                     // directory or hub name; empty: the bundled default
   std::filesystem::path tokenizer;       // default: the model's own tokenizer files
-  corpus::CorpusOptions corpus;
+  corpus::CorpusOptions corpus;          // empty path: kDefaultCorpus
   std::filesystem::path activations;     // instead of model + corpus: hidden [L,N,T,d] or hidden.<l> [N,T,d]
   std::string layers = "all";            // "all" or "0,3,5"
   int64_t seq_len = 0;                   // 0: min(512, the model's maximum)
@@ -48,7 +48,12 @@ struct AnalyzeJob {
   std::filesystem::path out = "posgeom-report";
 };
 
+// Without a model (and without activations) the bundled default model is analysed
+// (models/default, or $POSGEOM_DEFAULT_MODEL); without a corpus, kDefaultCorpus.
 void runAnalyzeJob(const AnalyzeJob& job);
+std::filesystem::path defaultModelDir();
+// Present on every Debian system (base-files): the licence texts, one document each.
+inline constexpr const char* kDefaultCorpus = "/usr/share/common-licenses";
 
 // The same positional metrics for the fixed sinusoidal embedding of "Attention is all you
 // need" (dim D, T positions): the paper's point of comparison. PE(t, 2i) = sin(t / 10000^(2i/D)),

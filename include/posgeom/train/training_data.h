@@ -1,0 +1,38 @@
+#pragma once
+// The token streams a model trains on: a text corpus as characters or bytes, or the
+// paper's addition task generated from the seed. Every batch is a pure function of
+// (seed, step), so runs are reproducible and resume exactly. Torch-free.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "posgeom/train/train_config.h"
+
+namespace posgeom::train {
+
+class TrainingData {
+ public:
+  virtual ~TrainingData() = default;
+  virtual int64_t vocabSize() const = 0;
+  // `batch` windows of `length` ids, row-major. Validation batches depend on `index` only.
+  virtual std::vector<int64_t> batch(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const = 0;
+  // tokenizer.json (and nothing else) for the model directory.
+  virtual nlohmann::json tokenizerJson() const = 0;
+  // Sizes and the unigram baseline: the validation split's cross-entropy (nats/token)
+  // under the training split's token frequencies.
+  virtual nlohmann::json describe() const = 0;
+};
+
+std::unique_ptr<TrainingData> openTrainingData(const DataSpec& spec);
+
+// One addition problem as the model sees it: "a+b=c\n".
+std::string additionProblem(uint64_t a, uint64_t b);
+// A random operand with exactly `digits` digits.
+uint64_t randomOperand(uint64_t& state, int64_t digits);
+// SplitMix64: the generator behind every batch.
+uint64_t splitMix(uint64_t& state);
+
+}  // namespace posgeom::train

@@ -1,0 +1,143 @@
+#include "posgeom/train/train_config.h"
+
+#include <cmath>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/toml_file.h"
+
+namespace posgeom::train {
+namespace fs = std::filesystem;
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Reads the keys of one table into fields; anything else is an error.
+class TableReader {
+ public:
+  TableReader(const Json& root, const std::string& table, const std::string& file) : file_(file), table_(table) {
+    if (!root.contains(table)) return;
+    if (!root[table].is_object()) throw InputError(file, "[" + table + "] must be a table");
+    json_ = root[table];
+  }
+  template <typename T>
+  void read(const char* key, T& field) {
+    if (!json_.contains(key)) return;
+    try {
+      field = json_[key].get<T>();
+    } catch (const std::exception&) {
+      throw InputError(file_, "[" + table_ + "] " + key + " has the wrong type");
+    }
+    seen_.push_back(key);
+  }
+  void done() const {
+    for (const auto& [key, value] : json_.items())
+      if (std::find(seen_.begin(), seen_.end(), key) == seen_.end()) throw InputError(file_, "[" + table_ + "] has no key '" + key + "'");
+  }
+  void require(bool ok, const std::string& what) const {
+    if (!ok) throw InputError(file_, "[" + table_ + "] " + what);
+  }
+
+ private:
+  std::string file_, table_;
+  Json json_ = Json::object();
+  std::vector<std::string> seen_;
+};
+
+}  // namespace
+
+TrainConfig readTrainConfig(const fs::path& path) {
+  const Json root = io::readTomlOrJsonFile(path);
+  const std::string file = path.string();
+  for (const auto& [key, value] : root.items())
+    if (key != "model" && key != "data" && key != "optim" && key != "run")
+      throw InputError(file, "unknown table '" + key + "' (model, data, optim, run)");
+  TrainConfig c;
+  TableReader m(root, "model", file);
+  m.read("layers", c.model.layers);
+  m.read("heads", c.model.heads);
+  m.read("width", c.model.width);
+  m.read("context", c.model.context);
+  m.read("positions", c.model.positions);
+  m.read("dropout", c.model.dropout);
+  m.read("bias", c.model.bias);
+  m.read("position_encoding", c.model.position_encoding);
+  m.done();
+  m.require(c.model.layers > 0 && c.model.heads > 0 && c.model.width > 0 && c.model.context > 1, "needs positive layers, heads, width and context > 1");
+  m.require(c.model.width % c.model.heads == 0, "width must be a multiple of heads");
+  m.require(c.model.dropout >= 0 && c.model.dropout < 1, "dropout must be in [0, 1)");
+  m.require(c.model.position_encoding == "learned" || c.model.position_encoding == "none" || c.model.position_encoding == "alibi",
+            "position_encoding must be learned, none or alibi");
+  if (c.model.positions == 0) c.model.positions = c.model.context;
+  m.require(c.model.positions >= c.model.context, "positions must be at least the context");
+
+  TableReader d(root, "data", file);
+  std::string corpus;
+  d.read("task", c.data.task);
+  d.read("corpus", corpus);
+  d.read("tokens", c.data.tokens);
+  d.read("validation_fraction", c.data.validation_fraction);
+  d.read("digits", c.data.digits);
+  d.done();
+  d.require(c.data.task == "text" || c.data.task == "addition", "task must be text or addition");
+  if (c.data.task == "text") {
+    d.require(!corpus.empty(), "needs a corpus for the text task");
+    c.data.corpus = fs::path(corpus).is_absolute() ? fs::path(corpus) : (path.parent_path() / corpus).lexically_normal();
+    d.require(c.data.tokens == "char" || c.data.tokens == "bytes", "tokens must be char or bytes");
+    d.require(c.data.validation_fraction > 0 && c.data.validation_fraction < 0.5, "validation_fraction must be in (0, 0.5)");
+  } else {
+    d.require(c.data.digits >= 1 && c.data.digits <= 18, "digits must be 1..18");
+  }
+
+  TableReader o(root, "optim", file);
+  o.read("iterations", c.optim.iterations);
+  o.read("batch_size", c.optim.batch_size);
+  o.read("learning_rate", c.optim.learning_rate);
+  o.read("min_learning_rate", c.optim.min_learning_rate);
+  o.read("warmup", c.optim.warmup);
+  o.read("decay", c.optim.decay);
+  o.read("weight_decay", c.optim.weight_decay);
+  o.read("beta1", c.optim.beta1);
+  o.read("beta2", c.optim.beta2);
+  o.read("grad_clip", c.optim.grad_clip);
+  o.done();
+  o.require(c.optim.iterations > 0 && c.optim.batch_size > 0 && c.optim.learning_rate > 0 && c.optim.warmup >= 0,
+            "needs positive iterations, batch_size and learning_rate");
+  o.require(c.optim.decay == "cosine" || c.optim.decay == "linear" || c.optim.decay == "constant", "decay must be cosine, linear or constant");
+
+  TableReader r(root, "run", file);
+  std::string out;
+  r.read("seed", c.run.seed);
+  r.read("eval_interval", c.run.eval_interval);
+  r.read("eval_batches", c.run.eval_batches);
+  r.read("checkpoint_interval", c.run.checkpoint_interval);
+  r.read("out", out);
+  r.done();
+  r.require(c.run.eval_interval > 0 && c.run.eval_batches > 0 && c.run.checkpoint_interval > 0, "intervals must be positive");
+  if (!out.empty()) c.run.out = out;
+  return c;
+}
+
+double learningRate(const OptimizerSpec& o, int64_t step) {
+  if (step < o.warmup) return o.learning_rate * static_cast<double>(step + 1) / static_cast<double>(o.warmup + 1);
+  if (o.decay == "constant") return o.learning_rate;
+  const double span = static_cast<double>(std::max<int64_t>(1, o.iterations - o.warmup));
+  const double progress = std::min(1.0, static_cast<double>(step - o.warmup) / span);
+  const double shape = o.decay == "cosine" ? 0.5 * (1.0 + std::cos(M_PI * progress)) : 1.0 - progress;
+  return o.min_learning_rate + shape * (o.learning_rate - o.min_learning_rate);
+}
+
+nlohmann::json TrainConfig::toJson() const {
+  return {{"model", {{"layers", model.layers}, {"heads", model.heads}, {"width", model.width}, {"context", model.context},
+                     {"positions", model.positions}, {"dropout", model.dropout}, {"bias", model.bias},
+                     {"position_encoding", model.position_encoding}}},
+          {"data", {{"task", data.task}, {"corpus", data.corpus.string()}, {"tokens", data.tokens},
+                    {"validation_fraction", data.validation_fraction}, {"digits", data.digits}}},
+          {"optim", {{"iterations", optim.iterations}, {"batch_size", optim.batch_size}, {"learning_rate", optim.learning_rate},
+                     {"min_learning_rate", optim.min_learning_rate}, {"warmup", optim.warmup}, {"decay", optim.decay},
+                     {"weight_decay", optim.weight_decay}, {"beta1", optim.beta1}, {"beta2", optim.beta2},
+                     {"grad_clip", optim.grad_clip}}},
+          {"run", {{"seed", run.seed}, {"eval_interval", run.eval_interval}, {"eval_batches", run.eval_batches},
+                   {"checkpoint_interval", run.checkpoint_interval}, {"out", run.out.string()}}}};
+}
+
+}  // namespace posgeom::train

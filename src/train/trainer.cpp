@@ -1,0 +1,304 @@
+#include "posgeom/train/trainer.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "posgeom/base/error.h"
+#include "posgeom/base/progress.h"
+#include "posgeom/io/atomic_file.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/model/model.h"
+#include "posgeom/model/weights.h"
+#include "posgeom/train/training_data.h"
+
+namespace posgeom::train {
+namespace fs = std::filesystem;
+namespace {
+
+using Params = std::map<std::string, at::Tensor>;
+
+model::ModelConfig modelConfig(const TrainConfig& c, int64_t vocab) {
+  model::ModelConfig m;
+  m.model_type = "gpt2";
+  m.vocab_size = vocab;
+  m.hidden_size = c.model.width;
+  m.num_layers = c.model.layers;
+  m.num_heads = c.model.heads;
+  m.num_kv_heads = c.model.heads;
+  m.max_positions = c.model.positions;
+  m.intermediate_size = 4 * c.model.width;
+  m.norm_eps = 1e-5;
+  m.activation = "gelu_new";
+  m.tie_word_embeddings = true;
+  m.positions = c.model.position_encoding == "alibi" ? model::PositionScheme::kAlibi
+                : c.model.position_encoding == "none" ? model::PositionScheme::kNone
+                                                      : model::PositionScheme::kLearned;
+  return m;
+}
+
+bool isBias(const std::string& name) { return name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0; }
+
+// GPT-2's initialisation: N(0, 0.02), residual projections scaled by 1/sqrt(2 layers).
+Params initialParams(const model::Architecture& arch, const model::ModelConfig& m, uint64_t seed) {
+  at::manual_seed(seed);
+  Params params;
+  for (const auto& spec : arch.tensors(m)) {
+    if (spec.optional) continue;
+    at::Tensor t;
+    if (spec.init == model::TensorSpec::Init::kOnes) t = at::ones(spec.shape, at::kFloat);
+    else if (spec.init == model::TensorSpec::Init::kZeros) t = at::zeros(spec.shape, at::kFloat);
+    else {
+      const bool residual = spec.name.find("c_proj.weight") != std::string::npos;
+      t = at::randn(spec.shape, at::kFloat) * (residual ? 0.02 / std::sqrt(2.0 * static_cast<double>(m.num_layers)) : 0.02);
+    }
+    params[spec.name] = t;
+  }
+  return params;
+}
+
+struct Optimizer {
+  Params m, v;
+  int64_t step = 0;  // steps taken
+};
+
+void writeTensors(io::SafetensorsWriter& w, const std::string& prefix, const Params& params) {
+  for (const auto& [name, t] : params) {
+    const auto c = t.detach().contiguous();
+    w.add(prefix + name, io::DType::kF32, c.sizes().vec(), c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * sizeof(float));
+  }
+}
+
+Params readTensors(const io::SafetensorsFile& f, const std::string& prefix, const Params& like) {
+  Params out;
+  for (const auto& [name, t] : like) {
+    const auto* view = f.find(prefix + name);
+    if (!view || view->dtype != io::DType::kF32 || view->shape != t.sizes().vec())
+      throw InputError(f.path().string(), "checkpoint lacks '" + prefix + name + "' of the configured shape");
+    auto copy = at::empty(t.sizes(), at::kFloat);
+    std::memcpy(copy.data_ptr<float>(), view->data, view->nbytes);
+    out[name] = copy;
+  }
+  return out;
+}
+
+std::string logCsv(const std::vector<LogRow>& log) {
+  std::ostringstream out;
+  out << "step,learning_rate,train_loss,validation_loss\n";
+  char line[160];
+  for (const auto& r : log) {
+    std::snprintf(line, sizeof(line), "%lld,%.9g,%.9g,", static_cast<long long>(r.step), r.learning_rate, r.train_loss);
+    out << line;
+    if (r.validation_loss >= 0) {
+      std::snprintf(line, sizeof(line), "%.9g", r.validation_loss);
+      out << line;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::vector<LogRow> parseLog(const std::string& csv) {
+  std::vector<LogRow> log;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    LogRow r;
+    std::istringstream cells(line);
+    std::string cell;
+    std::getline(cells, cell, ',');
+    r.step = std::stoll(cell);
+    std::getline(cells, cell, ',');
+    r.learning_rate = std::stod(cell);
+    std::getline(cells, cell, ',');
+    r.train_loss = std::stod(cell);
+    if (std::getline(cells, cell, ',') && !cell.empty()) r.validation_loss = std::stod(cell);
+    log.push_back(r);
+  }
+  return log;
+}
+
+class Trainer {
+ public:
+  Trainer(const TrainConfig& c, const TrainOptions& o)
+      : c_(c), numerics_(model::Numerics::parse("float32", o.device)), data_(openTrainingData(c.data)),
+        arch_(model::architectureFor("gpt2", "train")), config_(modelConfig(c, data_->vocabSize())) {
+    params_ = initialParams(arch_, config_, c.run.seed);
+    for (auto& [name, t] : params_) {
+      t = t.to(numerics_.device);
+      if (c_.model.bias || !isBias(name)) t.requires_grad_(true);
+      opt_.m[name] = at::zeros_like(t);
+      opt_.v[name] = at::zeros_like(t);
+    }
+  }
+
+  std::vector<LogRow> run(bool resume, int64_t stop_after) {
+    fs::create_directories(c_.run.out);
+    if (resume) restore();
+    else io::writeTextFileAtomically(c_.run.out / "train_config.json", c_.toJson().dump(2) + "\n");
+    ProgressLine progress("train", c_.optim.iterations, "steps");
+    const auto t0 = std::chrono::steady_clock::now();
+    const int64_t end = stop_after > 0 ? std::min(stop_after, c_.optim.iterations) : c_.optim.iterations;
+    while (opt_.step < end) {
+      const int64_t step = opt_.step;
+      const double lr = learningRate(c_.optim, step);
+      const double loss = trainStep(step, lr);
+      LogRow row{step, lr, loss, -1};
+      const bool last = step + 1 == end;
+      // Evaluations follow the schedule, not where a run stops, so an interrupted and
+      // resumed run logs exactly the same lines.
+      if ((step + 1) % c_.run.eval_interval == 0 || step + 1 == c_.optim.iterations) {
+        row.validation_loss = validationLoss();
+        spdlog::info("step {}: train loss {:.4f}, validation loss {:.4f}", step + 1, loss, row.validation_loss);
+      }
+      log_.push_back(row);
+      if ((step + 1) % c_.run.checkpoint_interval == 0 || last) saveCheckpoint();
+      progress.update(step + 1, 0, "loss " + std::to_string(loss).substr(0, 6));
+    }
+    progress.finish();
+    exportModel(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return log_;
+  }
+
+ private:
+  std::unique_ptr<model::Model> buildModel() const { return arch_.build(config_, model::Weights(params_), numerics_); }
+
+  at::Tensor lossOn(const std::vector<int64_t>& ids, int64_t batch, double dropout) const {
+    const int64_t t = c_.model.context;
+    const auto all = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({batch, t + 1}).to(numerics_.device);
+    model::ForwardRequest r;
+    r.ids = all.narrow(1, 0, t);
+    r.want_logits = true;
+    r.dropout = dropout;
+    const auto logits = buildModel()->forward(r).logits;
+    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), all.narrow(1, 1, t).reshape({-1}));
+  }
+
+  double trainStep(int64_t step, double lr) {
+    // Dropout masks depend on (seed, step) only, so a resumed run draws the same ones.
+    at::manual_seed(c_.run.seed * 1000003ull + static_cast<uint64_t>(step));
+    const auto ids = data_->batch(false, c_.optim.batch_size, c_.model.context + 1, c_.run.seed, step);
+    const auto loss = lossOn(ids, c_.optim.batch_size, c_.model.dropout);
+    loss.backward();
+    const at::NoGradGuard no_grad;
+    double norm_sq = 0;
+    for (auto& [name, p] : params_)
+      if (p.grad().defined()) norm_sq += p.grad().pow(2).sum().item<double>();
+    const double norm = std::sqrt(norm_sq);
+    const double clip = c_.optim.grad_clip > 0 && norm > c_.optim.grad_clip ? c_.optim.grad_clip / (norm + 1e-6) : 1.0;
+    const int64_t t = step + 1;
+    const double b1 = c_.optim.beta1, b2 = c_.optim.beta2;
+    const double c1 = 1.0 - std::pow(b1, static_cast<double>(t)), c2 = 1.0 - std::pow(b2, static_cast<double>(t));
+    for (auto& [name, p] : params_) {
+      if (!p.grad().defined()) continue;
+      const auto g = p.grad() * clip;
+      if (p.dim() >= 2 && c_.optim.weight_decay > 0) p.mul_(1.0 - lr * c_.optim.weight_decay);  // AdamW: decoupled
+      opt_.m[name].mul_(b1).add_(g, 1.0 - b1);
+      opt_.v[name].mul_(b2).addcmul_(g, g, 1.0 - b2);
+      p.addcdiv_(opt_.m[name] / c1, (opt_.v[name] / c2).sqrt_().add_(1e-8), -lr);
+      p.mutable_grad() = at::Tensor();
+    }
+    opt_.step = t;
+    return loss.item<double>();
+  }
+
+  double validationLoss() const {
+    const at::NoGradGuard no_grad;
+    double total = 0;
+    for (int64_t k = 0; k < c_.run.eval_batches; ++k)
+      total += lossOn(data_->batch(true, c_.optim.batch_size, c_.model.context + 1, c_.run.seed, k), c_.optim.batch_size, 0)
+                   .item<double>();
+    return total / static_cast<double>(c_.run.eval_batches);
+  }
+
+  void saveCheckpoint() const {
+    io::SafetensorsWriter w;
+    writeTensors(w, "param.", params_);
+    writeTensors(w, "adam_m.", opt_.m);
+    writeTensors(w, "adam_v.", opt_.v);
+    w.setMetadata("posgeom_train", nlohmann::json{{"step", opt_.step}, {"config", c_.toJson()}}.dump());
+    w.write(c_.run.out / "checkpoint.safetensors");
+    io::writeTextFileAtomically(c_.run.out / "train_log.csv", logCsv(log_));
+  }
+
+  void restore() {
+    const auto path = c_.run.out / "checkpoint.safetensors";
+    if (!fs::exists(path)) throw InputError(path.string(), "no checkpoint to resume from");
+    const auto f = io::SafetensorsFile::open(path);
+    const auto it = f.metadata().find("posgeom_train");
+    const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
+    if (!meta.is_object()) throw InputError(path.string(), "is not a posgeom training checkpoint");
+    auto saved = meta["config"], now = c_.toJson();
+    saved["optim"].erase("iterations");  // a run may be extended
+    now["optim"].erase("iterations");
+    if (saved != now) throw InputError(path.string(), "was made with another training config");
+    const at::NoGradGuard no_grad;
+    const auto params = readTensors(f, "param.", params_);
+    for (auto& [name, p] : params_) p.copy_(params.at(name));
+    opt_.m = readTensors(f, "adam_m.", opt_.m);
+    opt_.v = readTensors(f, "adam_v.", opt_.v);
+    opt_.step = meta["step"].get<int64_t>();
+    std::ifstream in(c_.run.out / "train_log.csv");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    log_ = parseLog(buffer.str());
+    log_.resize(static_cast<std::size_t>(std::min<int64_t>(opt_.step, static_cast<int64_t>(log_.size()))));
+    spdlog::info("resuming at step {} of {}", opt_.step, c_.optim.iterations);
+  }
+
+  void exportModel(double seconds) const {
+    io::SafetensorsWriter w;
+    writeTensors(w, "", params_);
+    w.setMetadata("format", "pt");
+    w.write(c_.run.out / "model.safetensors");
+    io::writeTextFileAtomically(c_.run.out / "config.json", arch_.to_config_json(config_).dump(2) + "\n");
+    io::writeTextFileAtomically(c_.run.out / "tokenizer.json", data_->tokenizerJson().dump(1) + "\n");
+    io::writeTextFileAtomically(c_.run.out / "train_log.csv", logCsv(log_));
+    LogRow last = log_.back();
+    for (const auto& r : log_)
+      if (r.validation_loss >= 0) last.validation_loss = r.validation_loss;
+    io::writeTextFileAtomically(c_.run.out / "training.json",
+                                nlohmann::json{{"data", data_->describe()},
+                                               {"steps", opt_.step},
+                                               {"final_train_loss", last.train_loss},
+                                               {"final_validation_loss", last.validation_loss},
+                                               {"seconds", seconds},
+                                               {"threads", at::get_num_threads()},
+                                               {"parameters", parameterCount()}}
+                                        .dump(2) + "\n");
+  }
+
+  int64_t parameterCount() const {
+    int64_t n = 0;
+    for (const auto& [name, p] : params_) n += p.numel();
+    return n;
+  }
+
+  TrainConfig c_;
+  model::Numerics numerics_;
+  std::unique_ptr<TrainingData> data_;
+  const model::Architecture& arch_;
+  model::ModelConfig config_;
+  Params params_;
+  Optimizer opt_;
+  std::vector<LogRow> log_;
+};
+
+}  // namespace
+
+std::vector<LogRow> runTraining(const TrainConfig& config, const TrainOptions& options) {
+  Trainer trainer(config, options);
+  return trainer.run(options.resume, options.stop_after);
+}
+
+}  // namespace posgeom::train

@@ -1,0 +1,192 @@
+#include "posgeom/train/training_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "posgeom/base/error.h"
+#include "posgeom/corpus/document_reader.h"
+#include "posgeom/tokenize/pre_tokenizer.h"
+
+namespace posgeom::train {
+namespace {
+
+uint64_t mix(uint64_t seed, uint64_t a, uint64_t b) {
+  uint64_t state = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
+  return splitMix(state);
+}
+
+// UTF-8 code points of the text (invalid bytes become U+FFFD).
+std::vector<std::string> characters(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > text.size()) {
+      out.emplace_back("\xEF\xBF\xBD");
+      ++i;
+      continue;
+    }
+    out.push_back(text.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+double unigramCrossEntropy(const std::vector<int64_t>& train, const std::vector<int64_t>& validation, int64_t vocab) {
+  std::vector<double> counts(static_cast<std::size_t>(vocab), 1.0);  // add-one
+  for (auto id : train) counts[static_cast<std::size_t>(id)] += 1;
+  const double total = static_cast<double>(train.size() + static_cast<std::size_t>(vocab));
+  double nats = 0;
+  for (auto id : validation) nats -= std::log(counts[static_cast<std::size_t>(id)] / total);
+  return nats / static_cast<double>(validation.size());
+}
+
+// A token stream split into training and validation parts; windows at random offsets.
+class StreamData : public TrainingData {
+ public:
+  std::vector<int64_t> batch(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const override {
+    const auto& ids = validation ? validation_ : train_;
+    if (static_cast<int64_t>(ids.size()) <= length)
+      throw InputError("[data]", std::string("the ") + (validation ? "validation" : "training") + " split has " +
+                                     std::to_string(ids.size()) + " tokens, fewer than one window of " + std::to_string(length));
+    std::vector<int64_t> out;
+    out.reserve(static_cast<std::size_t>(batch * length));
+    uint64_t state = mix(seed, static_cast<uint64_t>(index), validation ? 2 : 1);
+    for (int64_t b = 0; b < batch; ++b) {
+      const auto start = static_cast<std::size_t>(splitMix(state) % (ids.size() - static_cast<std::size_t>(length)));
+      out.insert(out.end(), ids.begin() + static_cast<std::ptrdiff_t>(start), ids.begin() + static_cast<std::ptrdiff_t>(start + static_cast<std::size_t>(length)));
+    }
+    return out;
+  }
+
+ protected:
+  std::vector<int64_t> train_, validation_;
+};
+
+class TextData final : public StreamData {
+ public:
+  explicit TextData(const DataSpec& spec) : bytes_(spec.tokens == "bytes") {
+    std::string text;
+    for (const auto& file : corpus::corpusFiles(spec.corpus.string())) {
+      std::ifstream in(file, std::ios::binary);
+      std::stringstream buffer;
+      buffer << in.rdbuf();
+      text += buffer.str();
+    }
+    if (text.empty()) throw InputError(spec.corpus.string(), "the training corpus is empty");
+    std::vector<int64_t> ids;
+    if (bytes_) {
+      for (unsigned char c : text) ids.push_back(c);
+    } else {
+      const auto chars = characters(text);
+      std::map<std::string, int64_t> index;
+      for (const auto& c : chars) index.emplace(c, 0);
+      vocab_.push_back("<unk>");
+      for (auto& [c, id] : index) {
+        id = static_cast<int64_t>(vocab_.size());
+        vocab_.push_back(c);
+      }
+      for (const auto& c : chars) ids.push_back(index.at(c));
+    }
+    const auto split = static_cast<std::size_t>(static_cast<double>(ids.size()) * (1.0 - spec.validation_fraction));
+    train_.assign(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(split));
+    validation_.assign(ids.begin() + static_cast<std::ptrdiff_t>(split), ids.end());
+    corpus_ = spec.corpus.string();
+  }
+  int64_t vocabSize() const override { return bytes_ ? 256 : static_cast<int64_t>(vocab_.size()); }
+  nlohmann::json tokenizerJson() const override {
+    nlohmann::json vocab = nlohmann::json::object();
+    if (bytes_) {
+      for (int b = 0; b < 256; ++b) vocab[tokenize::byteToUnicode()[static_cast<std::size_t>(b)]] = b;
+      return {{"version", "1.0"},
+              {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}},
+              {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}},
+              {"decoder", {{"type", "ByteLevel"}}}};
+    }
+    for (std::size_t i = 0; i < vocab_.size(); ++i) vocab[vocab_[i]] = i;
+    return {{"version", "1.0"},
+            {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}, {"unk_token", "<unk>"}}}};
+  }
+  nlohmann::json describe() const override {
+    return {{"corpus", corpus_},
+            {"tokens", bytes_ ? "bytes" : "char"},
+            {"vocab_size", vocabSize()},
+            {"train_tokens", train_.size()},
+            {"validation_tokens", validation_.size()},
+            {"unigram_validation_loss", unigramCrossEntropy(train_, validation_, vocabSize())}};
+  }
+
+ private:
+  bool bytes_;
+  std::vector<std::string> vocab_;  // char: id -> character, 0 is <unk>
+  std::string corpus_;
+};
+
+// "a+b=c\n" problems with operands of 1..digits digits, packed into a stream.
+class AdditionData final : public StreamData {
+ public:
+  explicit AdditionData(const DataSpec& spec) : digits_(spec.digits) {
+    // A fixed pool makes the splits disjoint and the baseline computable.
+    uint64_t state = 0x5EED;
+    for (int split = 0; split < 2; ++split) {
+      auto& ids = split == 0 ? train_ : validation_;
+      const int64_t problems = split == 0 ? 200000 : 20000;
+      for (int64_t p = 0; p < problems; ++p) {
+        const int64_t da = 1 + static_cast<int64_t>(splitMix(state) % static_cast<uint64_t>(digits_));
+        const int64_t db = 1 + static_cast<int64_t>(splitMix(state) % static_cast<uint64_t>(digits_));
+        for (char c : additionProblem(randomOperand(state, da), randomOperand(state, db))) ids.push_back(idOf(c));
+      }
+    }
+  }
+  static int64_t idOf(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    return c == '+' ? 10 : c == '=' ? 11 : 12;  // '\n'
+  }
+  int64_t vocabSize() const override { return 13; }
+  nlohmann::json tokenizerJson() const override {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int d = 0; d < 10; ++d) vocab[std::string(1, static_cast<char>('0' + d))] = d;
+    vocab["+"] = 10;
+    vocab["="] = 11;
+    vocab["\n"] = 12;
+    return {{"version", "1.0"}, {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}};
+  }
+  nlohmann::json describe() const override {
+    return {{"task", "addition"}, {"digits", digits_}, {"vocab_size", 13}, {"train_tokens", train_.size()},
+            {"validation_tokens", validation_.size()}, {"unigram_validation_loss", unigramCrossEntropy(train_, validation_, 13)}};
+  }
+
+ private:
+  int64_t digits_;
+};
+
+}  // namespace
+
+uint64_t splitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t randomOperand(uint64_t& state, int64_t digits) {
+  uint64_t lo = 1;
+  for (int64_t i = 1; i < digits; ++i) lo *= 10;
+  if (digits == 1) lo = 0;
+  const uint64_t hi = digits == 1 ? 10 : lo * 10;
+  return lo + splitMix(state) % (hi - lo);
+}
+
+std::string additionProblem(uint64_t a, uint64_t b) {
+  return std::to_string(a) + "+" + std::to_string(b) + "=" + std::to_string(a + b) + "\n";
+}
+
+std::unique_ptr<TrainingData> openTrainingData(const DataSpec& spec) {
+  if (spec.task == "addition") return std::make_unique<AdditionData>(spec);
+  return std::make_unique<TextData>(spec);
+}
+
+}  // namespace posgeom::train

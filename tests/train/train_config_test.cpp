@@ -1,0 +1,82 @@
+#include "posgeom/train/train_config.h"
+
+#include <cmath>
+
+#include "posgeom/base/error.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+TEST(TrainConfig, ReadsTablesAndResolvesTheCorpus) {
+  ScratchDir s;
+  writeFile(s / "t.toml", "[model]\nlayers = 2\nheads = 2\nwidth = 32\ncontext = 16\nposition_encoding = \"alibi\"\n"
+                          "[data]\ncorpus = \"text.txt\"\ntokens = \"bytes\"\n[optim]\niterations = 10\ndecay = \"linear\"\n");
+  const auto c = train::readTrainConfig(s / "t.toml");
+  EXPECT_EQ(c.model.layers, 2);
+  EXPECT_EQ(c.model.positions, 16);  // defaults to the context
+  EXPECT_EQ(c.model.position_encoding, "alibi");
+  EXPECT_EQ(c.data.corpus, s / "text.txt");
+  EXPECT_EQ(c.optim.decay, "linear");
+  EXPECT_EQ(c.toJson()["data"]["tokens"], "bytes");
+}
+
+TEST(TrainConfig, BadValuesNameTheFileAndTable) {
+  ScratchDir s;
+  auto message = [&](const std::string& text) {
+    writeFile(s / "b.toml", text);
+    try {
+      train::readTrainConfig(s / "b.toml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string f = (s / "b.toml").string();
+  EXPECT_EQ(message("[model]\nwidht = 3\n"), f + ": [model] has no key 'widht'");
+  EXPECT_EQ(message("[model]\nwidth = 30\nheads = 4\n[data]\ncorpus = \"x\"\n"), f + ": [model] width must be a multiple of heads");
+  EXPECT_EQ(message("[data]\ntask = \"poetry\"\n"), f + ": [data] task must be text or addition");
+  EXPECT_EQ(message("[optim]\nlearning_rate = \"fast\"\n[data]\ncorpus = \"x\"\n"), f + ": [optim] learning_rate has the wrong type");
+  EXPECT_EQ(message("[training]\n"), f + ": unknown table 'training' (model, data, optim, run)");
+}
+
+TEST(TrainConfig, EveryConfigInTheRepositoryReads) {
+  int read = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(POSGEOM_SOURCE_DIR) / "configs/train")) {
+    const auto c = train::readTrainConfig(e.path());
+    const auto beside = std::filesystem::path(POSGEOM_SOURCE_DIR) / "../shared";  // where the configs look
+    if (c.data.task == "text" && c.data.corpus.string().find("shared") != std::string::npos && std::filesystem::exists(beside)) {
+      EXPECT_TRUE(std::filesystem::exists(c.data.corpus)) << e.path();  // ../../../shared resolved from configs/train
+    }
+    ++read;
+  }
+  EXPECT_EQ(read, 5);
+  const auto paper = train::readTrainConfig(std::filesystem::path(POSGEOM_SOURCE_DIR) / "configs/train/shakespeare-char.toml");
+  EXPECT_EQ(paper.model.layers, 6);
+  EXPECT_EQ(paper.model.width, 384);
+  EXPECT_EQ(paper.optim.iterations, 5000);
+  EXPECT_EQ(paper.optim.warmup, 100);
+  const auto addition = train::readTrainConfig(std::filesystem::path(POSGEOM_SOURCE_DIR) / "configs/train/addition.toml");
+  EXPECT_EQ(addition.model.context, 33);
+  EXPECT_EQ(addition.data.digits, 10);
+  EXPECT_EQ(addition.optim.iterations, 10000);
+}
+
+TEST(TrainConfig, WarmupThenCosineOrLinearDecay) {
+  train::OptimizerSpec o;
+  o.learning_rate = 1.0;
+  o.min_learning_rate = 0.1;
+  o.warmup = 9;
+  o.iterations = 109;
+  EXPECT_NEAR(train::learningRate(o, 0), 0.1, 1e-12);  // (step + 1) / (warmup + 1)
+  EXPECT_NEAR(train::learningRate(o, 9), 1.0, 1e-12);  // warm-up done
+  EXPECT_NEAR(train::learningRate(o, 59), 0.1 + 0.9 * 0.5, 1e-12);  // halfway: cos(pi/2)
+  EXPECT_NEAR(train::learningRate(o, 109), 0.1, 1e-12);
+  o.decay = "linear";
+  EXPECT_NEAR(train::learningRate(o, 34), 0.1 + 0.9 * 0.75, 1e-12);
+  o.decay = "constant";
+  EXPECT_EQ(train::learningRate(o, 100), 1.0);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,99 @@
+#include "posgeom/train/trainer.h"
+
+#include <algorithm>
+
+#include "posgeom/base/error.h"
+
+#include "posgeom/io/json_file.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/model/loader.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+train::TrainConfig tinyConfig(const ScratchDir& s, const std::string& out) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the quick brown fox jumps over the lazy dog " + std::to_string(i % 7) + "\n";
+  writeFile(s / "corpus.txt", text);
+  train::TrainConfig c;
+  c.model = {2, 2, 32, 32, 32, 0.1, true, "learned"};
+  c.data.corpus = s / "corpus.txt";
+  c.optim.iterations = 24;
+  c.optim.batch_size = 8;
+  c.optim.learning_rate = 3e-3;
+  c.optim.min_learning_rate = 3e-4;
+  c.optim.warmup = 4;
+  c.run.eval_interval = 8;
+  c.run.eval_batches = 2;
+  c.run.checkpoint_interval = 8;
+  c.run.out = s / out;
+  return c;
+}
+
+// Acceptance: the same seed and thread count give the same loss curve bit for bit, and an
+// interrupted run resumed from its checkpoint continues the same curve to the same model.
+TEST(Trainer, DeterministicAndResumable) {
+  ScratchDir s;
+  train::runTraining(tinyConfig(s, "a"), {});
+  train::runTraining(tinyConfig(s, "b"), {});
+  const auto log = readFile(s / "a/train_log.csv");
+  EXPECT_EQ(readFile(s / "b/train_log.csv"), log);
+  train::TrainOptions stop;
+  stop.stop_after = 11;  // between checkpoints and evaluations
+  train::runTraining(tinyConfig(s, "c"), stop);
+  EXPECT_TRUE(fs::exists(s / "c/checkpoint.safetensors"));
+  train::TrainOptions resume;
+  resume.resume = true;
+  train::runTraining(tinyConfig(s, "c"), resume);
+  EXPECT_EQ(readFile(s / "c/train_log.csv"), log);
+  EXPECT_EQ(readFile(s / "c/model.safetensors"), readFile(s / "a/model.safetensors"));
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 25);  // header + 24 steps
+}
+
+TEST(Trainer, LearnsAndWritesALoadableModel) {
+  ScratchDir s;
+  auto c = tinyConfig(s, "m");
+  c.model.position_encoding = "alibi";
+  const auto log = train::runTraining(c, {});
+  const auto info = io::readJsonFile(s / "m/training.json");
+  EXPECT_LT(info["final_validation_loss"].get<double>(), info["data"]["unigram_validation_loss"].get<double>());
+  EXPECT_LT(log.back().train_loss, log.front().train_loss);
+  const auto loaded = model::loadModel(s / "m", model::Numerics::parse("float32", "cpu"));
+  EXPECT_EQ(loaded.model->config().positions, model::PositionScheme::kAlibi);
+  EXPECT_TRUE(loaded.model->alibiSlopes().defined());
+  EXPECT_EQ(io::readJsonFile(s / "m/config.json")["posgeom_position_encoding"], "alibi");
+  EXPECT_TRUE(fs::exists(s / "m/tokenizer.json"));
+  EXPECT_EQ(io::readJsonFile(s / "m/train_config.json")["model"]["position_encoding"], "alibi");
+}
+
+TEST(Trainer, NoPositionEncodingMeansNoPositionTable) {
+  ScratchDir s;
+  auto c = tinyConfig(s, "n");
+  c.model.position_encoding = "none";
+  c.optim.iterations = 2;
+  train::runTraining(c, {});
+  const auto loaded = model::loadModel(s / "n", model::Numerics::parse("float32", "cpu"));
+  EXPECT_EQ(loaded.model->config().positions, model::PositionScheme::kNone);
+  EXPECT_EQ(io::SafetensorsFile::open(s / "n/model.safetensors").find("wpe.weight"), nullptr);
+  auto config = io::readJsonFile(s / "n/config.json");
+  config["posgeom_position_encoding"] = "sinusoidal";
+  writeFile(s / "n/config.json", config.dump());
+  EXPECT_THROW(model::loadModel(s / "n", model::Numerics::parse("float32", "cpu")), InputError);
+}
+
+TEST(Trainer, ResumeNeedsTheSameConfig) {
+  ScratchDir s;
+  train::TrainOptions stop;
+  stop.stop_after = 3;
+  train::runTraining(tinyConfig(s, "r"), stop);
+  auto other = tinyConfig(s, "r");
+  other.optim.learning_rate = 1e-2;
+  train::TrainOptions resume;
+  resume.resume = true;
+  EXPECT_THROW(train::runTraining(other, resume), InputError);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
