@@ -10,7 +10,7 @@ namespace {
 
 std::vector<std::string> commonFlags(int width, int height) {
   // --no-sandbox: CI runs as root; the rest keep a container quiet and deterministic.
-  return {"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--disable-extensions",
+  return {"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars", "--no-first-run", "--disable-extensions",
           "--mute-audio", "--window-size=" + std::to_string(width) + "," + std::to_string(height)};
 }
 
