@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "posgeom/base/error.h"
+
 namespace posgeom::anova {
 
 Eigen::MatrixXd toEigen(const at::Tensor& t) {
@@ -80,9 +82,23 @@ void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::stri
   batch_windows_ = std::move(windows);
   batch_labels_ = std::move(labels);
   previous_ = at::Tensor();
+  finite_.clear();
+}
+
+void Accumulator::checkFinite() const {
+  if (finite_.empty()) return;
+  const auto flags = at::stack(finite_).to(at::kCPU);
+  if (flags.all().item<bool>()) return;
+  int64_t first = 0;
+  while (flags[first].item<bool>()) ++first;
+  const auto window = batch_windows_.empty() ? int64_t{0} : batch_windows_.front();
+  throw InputError("hidden." + std::to_string(first),
+                   "NaN or Inf in the activations (first at this hidden state, in the batch from window " + std::to_string(window) +
+                       "); with --dtype float16 or bfloat16 try float32");
 }
 
 void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
+  finite_.push_back(at::isfinite(hidden).all());
   const auto h = hidden.narrow(1, options_.skip_first, positions_).to(at::kDouble);  // [B, T', d]
   const auto previous = previous_;
   previous_ = h;

@@ -58,6 +58,7 @@ void addAnalyzeOptions(CLI::App* sub, pipeline::AnalyzeJob& job_ref) {
   sub->add_option("--context-cap", job->caps.contexts, "context means kept per layer")->capture_default_str();
   sub->add_flag("!--no-second-moment", job->second_moment, "skip the d x d moment (no relative norm or cvec spectrum)");
   sub->add_option("--out", job->out, "report directory")->capture_default_str();
+  sub->add_flag("--force", job->force, "write into --out even if it is not empty");
   addReportOptions(sub, job->report);
 }
 
@@ -97,6 +98,7 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
     int64_t seq_len = 512;
     std::filesystem::path out = "posgeom-baseline";
     pipeline::ReportOptions report;
+    bool force = false;
   };
   auto baseline = std::make_shared<BaselineOptions>();
   auto* bsub = app.add_subcommand("baseline", "positional metrics of a fixed embedding, for comparison");
@@ -105,15 +107,17 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   sinusoidal->add_option("--dim", baseline->dim)->capture_default_str();
   sinusoidal->add_option("--seq-len", baseline->seq_len)->capture_default_str();
   sinusoidal->add_option("--out", baseline->out, "report directory")->capture_default_str();
+  sinusoidal->add_flag("--force", baseline->force, "write into --out even if it is not empty");
   addReportOptions(sinusoidal, baseline->report);
   commands.push_back({bsub, [baseline] {
-                        pipeline::runSinusoidalBaseline(baseline->dim, baseline->seq_len, baseline->out, baseline->report);
+                        pipeline::runSinusoidalBaseline(baseline->dim, baseline->seq_len, baseline->out, baseline->report, baseline->force);
                       }});
 
   auto merge = std::make_shared<pipeline::MergeJob>();
   auto* msub = app.add_subcommand("merge", "merge state files of shards into one report");
   msub->add_option("states", merge->states, "state.safetensors files")->required();
   msub->add_option("--out", merge->out, "report directory")->capture_default_str();
+  msub->add_flag("--force", merge->force, "write into --out even if it is not empty");
   msub->add_option("--context-cap", merge->caps.contexts, "context means kept per layer")->capture_default_str();
   msub->add_option("--model", merge->model, "the states' model, to analyse the heads of states made with --heads");
   addReportOptions(msub, merge->report);

@@ -10,16 +10,20 @@ void addBatchCommand(CLI::App& app, std::vector<Command>& commands, int& exit_co
   struct Options {
     std::filesystem::path config;
     std::filesystem::path out;
+    bool force = false;
   };
   auto opt = std::make_shared<Options>();
   auto* sub = app.add_subcommand("batch", "run a sweep of analyses from a config (models x corpora x variants) into one table");
   sub->add_option("config", opt->config, "sweep file, e.g. configs/paper-table1.toml")->required();
   sub->add_option("--out", opt->out, "output directory (default: the config's `out`)");
+  sub->add_flag("--force", opt->force, "write into run directories that are not empty (a sweep run again)");
   commands.push_back({sub, [opt, &exit_code] {
                         auto sweep = pipeline::readSweep(opt->config);
                         if (!opt->out.empty()) sweep.out = opt->out;
                         auto make_job = [&](const pipeline::SweepRun& run) {
-                          return analyzeJobFromOptions(run.options, opt->config.string() + ": run " + run.name);
+                          auto job = analyzeJobFromOptions(run.options, opt->config.string() + ": run " + run.name);
+                          job.force = opt->force;
+                          return job;
                         };
                         for (const auto& run : sweep.runs) make_job(run);  // a misspelt option fails before any run
                         const auto outcomes = pipeline::runSweep(sweep, make_job);

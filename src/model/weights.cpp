@@ -1,5 +1,7 @@
 #include "posgeom/model/weights.h"
 
+#include "posgeom/base/error.h"
+
 #include <cstring>
 
 #include "posgeom/model/tensor_resolver.h"
@@ -37,7 +39,11 @@ at::Tensor tensorFromView(const io::TensorView& view) {
 Weights::Weights(const io::Checkpoint& checkpoint, const Architecture& arch, const ModelConfig& config,
                  const Numerics& numerics) {
   for (const auto& t : resolveTensors(checkpoint, arch, config)) {
-    tensors_.emplace(t.spec.name, numerics.fit(tensorFromView(*t.view)).contiguous());
+    auto tensor = numerics.fit(tensorFromView(*t.view)).contiguous();
+    // A NaN in the weights would surface layers later as NaN statistics; name it here.
+    if (!at::isfinite(tensor).all().item<bool>())
+      throw InputError(checkpoint.fileOf(t.stored_name), "tensor '" + t.stored_name + "' holds NaN or Inf");
+    tensors_.emplace(t.spec.name, std::move(tensor));
   }
 }
 

@@ -90,8 +90,11 @@ void writeReport(const anova::AnalysisState& state, const ReportOptions& options
   report::writeTables(out, report::summaryJson(settings, layers, cross, head_reports), layers, head_reports);
 }
 
-void prepareOutput(const fs::path& out) {
+// Refuses to mix a new report with an old one's files unless asked to.
+void prepareOutput(const fs::path& out, bool force) {
   std::error_code ec;
+  if (!force && fs::is_directory(out, ec) && !fs::is_empty(out, ec))
+    throw InputError(out.string(), "exists and is not empty; pass --force to write into it");
   fs::create_directories(out, ec);
   if (ec) throw InputError(out.string(), "cannot create the output directory: " + ec.message());
 }
@@ -157,6 +160,7 @@ anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
     for (int64_t i = 0; i < b; ++i) windows[static_cast<size_t>(i)] = start + i;
     acc.beginBatch(windows, std::vector<std::string>(static_cast<size_t>(b)));
     for (const auto& [l, t] : per_layer) acc.onHidden(l, t.narrow(0, start, b));
+    acc.checkFinite();
   }
   anova::AnalysisState state;
   state.settings = {{"tool", "posgeom"},
@@ -196,9 +200,14 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
 
   const int64_t limit = config.max_positions > 0 ? config.max_positions : 512;
   const int64_t seq_len = job.seq_len > 0 ? job.seq_len : std::min<int64_t>(512, limit);
-  if (config.max_positions > 0 && seq_len > config.max_positions)
-    throw InputError("--seq-len", std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
-                                      " positions");
+  if (config.max_positions > 0 && seq_len > config.max_positions) {
+    // Learned positions end at the table; relative schemes extrapolate, perhaps badly.
+    if (config.positions == model::PositionScheme::kLearned)
+      throw InputError("--seq-len", std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
+                                        " learned positions");
+    spdlog::warn("--seq-len {} is beyond the {} positions the model was trained on ({} positions extrapolate)", seq_len,
+                 config.max_positions, model::positionSchemeName(config.positions));
+  }
   if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
   if (job.corpus.path == "random" && job.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
   if (job.batch_size <= 0) throw InputError("--batch-size", "must be positive");
@@ -252,6 +261,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
     request.ids = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({b, seq_len});
     acc.beginBatch(indices, labels);
     loaded.model->forward(request);
+    acc.checkFinite();
     windows += b;
     progress.update(windows, windows * seq_len);
   }
@@ -326,14 +336,14 @@ void runAnalyzeJob(const AnalyzeJob& requested) {
   metricOptions(job.report);  // validate before the long part
   if (job.heads) headOptions(job);
   if (from_activations && job.heads) throw InputError("--heads", "needs the model (--model), not --activations");
-  prepareOutput(job.out);
+  prepareOutput(job.out, job.force);
   ModelAnalysis analysis = from_activations ? ModelAnalysis{analyzeActivations(job), {}} : analyzeModel(job);
   anova::saveState(analysis.state, job.out / "state.safetensors");
   writeReport(analysis.state, job.report, job.out, analysis.head_reports);
   spdlog::info("report in {}", job.out.string());
 }
 
-void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const fs::path& out, const ReportOptions& report) {
+void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const fs::path& out, const ReportOptions& report, bool force) {
   if (dim <= 0 || dim % 2 || seq_len < 2) throw InputError("baseline", "needs an even --dim > 0 and --seq-len >= 2");
   Eigen::MatrixXd pe(seq_len, dim);
   for (int64_t t = 0; t < seq_len; ++t)
@@ -356,7 +366,7 @@ void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const fs::path& out, co
   state.settings = {{"tool", "posgeom"}, {"source", "sinusoidal baseline"}, {"dim", dim}, {"seq_len", seq_len}, {"skip_first", 0}};
   state.windows = 1;
   state.layers.push_back(std::move(s));
-  prepareOutput(out);
+  prepareOutput(out, force);
   writeReport(state, report, out);
   spdlog::info("sinusoidal baseline (d={}, T={}) in {}", dim, seq_len, out.string());
 }
@@ -384,7 +394,7 @@ void runMergeJob(const MergeJob& job) {
                                   merged.settings.value("causal", true));
     }
   }
-  prepareOutput(job.out);
+  prepareOutput(job.out, job.force);
   anova::saveState(merged, job.out / "state.safetensors");
   writeReport(merged, job.report, job.out, head_reports);
   spdlog::info("merged {} states ({} windows) into {}", job.states.size(), merged.windows, job.out.string());

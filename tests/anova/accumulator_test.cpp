@@ -1,6 +1,9 @@
 #include "posgeom/anova/accumulator.h"
 
+#include <limits>
 #include <numeric>
+
+#include "posgeom/base/error.h"
 
 #include "anova_fixtures.h"
 #include "test_support.h"
@@ -32,6 +35,31 @@ anova::LayerStatistics accumulateLayer(const at::Tensor& h, const at::Tensor& pr
     acc.onHidden(1, h.narrow(0, start, b));
   }
   return acc.statistics().at(0);
+}
+
+TEST(Accumulator, NonFiniteActivationsNameTheirFirstHiddenState) {
+  anova::AccumulatorOptions o;
+  o.layers = {0};  // the check covers every hidden state, tracked or not
+  anova::Accumulator acc(o, 5, 3, at::kCPU);
+  auto h = at::ones({2, 5, 3}, at::kFloat);
+  acc.beginBatch({4, 5}, {"", ""});
+  acc.onHidden(0, h);
+  acc.onHidden(1, h);
+  acc.checkFinite();  // all finite so far
+  auto bad = h.clone();
+  bad[1][2][0] = std::numeric_limits<float>::quiet_NaN();
+  acc.onHidden(2, bad);
+  acc.onHidden(3, bad);
+  try {
+    acc.checkFinite();
+    FAIL() << "NaN must be reported";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("hidden.2: NaN or Inf in the activations (first at this hidden state, in the batch from window 4)", 0), 0u)
+        << e.what();
+  }
+  acc.beginBatch({6}, {""});  // a new batch starts clean
+  acc.onHidden(0, h.narrow(0, 0, 1));
+  acc.checkFinite();
 }
 
 TEST(Accumulator, BatchesReduceToTheDirectStatistics) {

@@ -44,6 +44,32 @@ TEST(AnalyzeCommand, ConfigFilesGiveOptionsAndTheCommandLineWins) {
   EXPECT_EQ(runPosgeom({"analyze", "--config", (s / "bad.json").string()}).exit_code, 2);
 }
 
+TEST(AnalyzeCommand, ANonEmptyOutNeedsForce) {
+  ScratchDir s;
+  const std::vector<std::string> args{"baseline", "sinusoidal", "--dim", "8", "--seq-len", "16", "--screenot-k", "3", "--out",
+                                      (s / "b").string()};
+  ASSERT_EQ(runPosgeom(args).exit_code, 0);
+  const auto again = runPosgeom(args);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_EQ(again.err, "posgeom: error: " + (s / "b").string() + ": exists and is not empty; pass --force to write into it\n");
+  auto forced = args;
+  forced.push_back("--force");
+  EXPECT_EQ(runPosgeom(forced).exit_code, 0);
+}
+
+TEST(AnalyzeCommand, SeqLenBeyondThePositionsDependsOnTheEncoding) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  ScratchDir s;
+  const auto rope = runPosgeom({"analyze", "--model", (sharedDir() / "fixtures/models/tiny-llama").string(), "--corpus", "random",
+                                "--num-seqs", "2", "--seq-len", "300", "--screenot-k", "3", "--layer", "1", "--out", (s / "r").string()});
+  EXPECT_EQ(rope.exit_code, 0) << rope.err;  // RoPE extrapolates: a warning
+  EXPECT_NE(rope.err.find("warning: --seq-len 300 is beyond the 256 positions"), std::string::npos) << rope.err;
+  const auto learned = runPosgeom({"analyze", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--corpus", "random",
+                                   "--num-seqs", "2", "--seq-len", "300", "--out", (s / "g").string()});
+  EXPECT_EQ(learned.exit_code, 2);
+  EXPECT_NE(learned.err.find("--seq-len: 300 exceeds the model's 128 learned positions"), std::string::npos) << learned.err;
+}
+
 TEST(AnalyzeCommand, SinusoidalBaseline) {
   ScratchDir s;
   ASSERT_EQ(runPosgeom({"baseline", "sinusoidal", "--dim", "64", "--seq-len", "128", "--out", (s / "b").string()}).exit_code, 0);

@@ -1,6 +1,11 @@
 #include "posgeom/model/weights.h"
 
+#include <limits>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
+#include "posgeom/model/random_checkpoint.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -44,6 +49,32 @@ TEST(Weights, BringsTensorsToTheComputePrecision) {
   EXPECT_EQ(w.get("lm_head.weight").scalar_type(), at::kFloat);  // stored as BF16 in the second shard
   EXPECT_TRUE(w.has("layers.2.mlp.down_proj.weight"));
   EXPECT_THROW(w.get("no.such.tensor"), std::logic_error);
+}
+
+TEST(Weights, NanOrInfInAWeightIsNamed) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 1;
+  spec.hidden_size = 16;
+  spec.heads = 2;
+  spec.vocab_size = 20;
+  spec.max_positions = 8;
+  model::writeRandomCheckpoint(spec, s / "m");
+  const auto file = io::SafetensorsFile::open(s / "m/model.safetensors");
+  io::SafetensorsWriter writer;
+  for (const auto& [name, view] : file.tensors()) {
+    auto t = model::tensorFromView(view).to(at::kFloat).contiguous().clone();
+    if (name == "h.0.mlp.c_fc.weight") t[3][5] = std::numeric_limits<float>::infinity();
+    writer.add(name, io::DType::kF32, t.sizes().vec(), t.data_ptr<float>(), static_cast<std::size_t>(t.numel()) * sizeof(float));
+  }
+  writer.write(s / "m/model.safetensors");
+  const auto config = model::loadModelConfig(s / "m");
+  try {
+    model::Weights(io::Checkpoint::open(s / "m"), model::architectureFor("gpt2", ""), config, model::Numerics::parse("float32", "cpu"));
+    FAIL() << "an Inf weight must be refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (s / "m/model.safetensors").string() + ": tensor 'h.0.mlp.c_fc.weight' holds NaN or Inf");
+  }
 }
 
 }  // namespace

@@ -243,7 +243,7 @@ TEST(DefaultModel, PositionalBasisIsLowRankAndSmoothUnlikeARandomInit) {
     pipeline::runAnalyzeJob(job);
     return summaryOf(job.out);
   };
-  const auto trained = analyse("", "trained"), random = analyse((s / "random").string(), "random");
+  const auto trained = analyse("", "trained-report"), random = analyse((s / "random").string(), "random-report");
   EXPECT_EQ(trained["model"], kDefaultModel.string());
   EXPECT_EQ(trained["corpus"], pipeline::kDefaultCorpus);
   for (std::size_t l = 0; l < 2; ++l) {

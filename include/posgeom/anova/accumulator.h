@@ -35,6 +35,9 @@ class Accumulator final : public model::LayerObserver {
   void beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels);
   void onHidden(int64_t layer, const at::Tensor& hidden) override;
   void onAttentionInput(int64_t block, const at::Tensor& normed) override;
+  // After a batch's forward pass: throws InputError naming the first hidden state that held
+  // NaN or Inf (one device synchronisation per batch).
+  void checkFinite() const;
   // Copies the statistics to the host (once, at the end).
   std::vector<LayerStatistics> statistics() const;
 
@@ -47,6 +50,7 @@ class Accumulator final : public model::LayerObserver {
   std::vector<int64_t> batch_windows_;
   std::vector<std::string> batch_labels_;
   at::Tensor previous_;  // the previous hidden state of this batch, float64, positions skipped
+  std::vector<at::Tensor> finite_;  // per hidden state of this batch: all values finite (0-dim bool)
 };
 
 }  // namespace posgeom::anova

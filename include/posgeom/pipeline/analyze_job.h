@@ -46,6 +46,7 @@ struct AnalyzeJob {
   anova::SampleCaps caps;
   ReportOptions report;
   std::filesystem::path out = "posgeom-report";
+  bool force = false;                    // write into an --out that is not empty
 };
 
 // Without a model (and without activations) the bundled default model is analysed
@@ -58,7 +59,8 @@ inline constexpr const char* kDefaultCorpus = "/usr/share/common-licenses";
 // The same positional metrics for the fixed sinusoidal embedding of "Attention is all you
 // need" (dim D, T positions): the paper's point of comparison. PE(t, 2i) = sin(t / 10000^(2i/D)),
 // PE(t, 2i+1) = cos(...); P is PE minus its mean over positions.
-void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::path& out, const ReportOptions& report);
+void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::path& out, const ReportOptions& report,
+                           bool force = false);
 
 struct MergeJob {
   std::vector<std::filesystem::path> states;
@@ -66,6 +68,7 @@ struct MergeJob {
   ReportOptions report;
   anova::SampleCaps caps;
   std::string model;  // with states made by --heads: the model, to analyse the heads again
+  bool force = false;
 };
 
 // Merges state files of shards into the report one run over all windows would give.
