@@ -68,7 +68,7 @@ fs::path attentionProbeModel(const fs::path& dir, int64_t width) {
   tensors["wpe.weight"] = 5 * at::eye(width, at::kFloat);
   auto& qkv = tensors["h.0.attn.c_attn.weight"];  // Conv1D [in, out]: q | k | v
   qkv.narrow(1, 2 * width, width).copy_(at::eye(width, at::kFloat));
-  tensors["h.0.attn.c_attn.bias"].narrow(0, 0, 2 * width).normal_(0, 0.5);
+  tensors["h.0.attn.c_attn.bias"].narrow(0, 0, 2 * width).copy_(at::randn({2 * width}, at::kFloat) * 0.5);
   tensors["h.0.attn.c_attn.bias"].narrow(0, 2 * width, width).zero_();
   tensors["h.0.attn.c_proj.weight"] = at::eye(width, at::kFloat);
   tensors["h.0.attn.c_proj.bias"].zero_();
