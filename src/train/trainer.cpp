@@ -173,14 +173,14 @@ class Trainer {
  private:
   std::unique_ptr<model::Model> buildModel() const { return arch_.build(config_, model::Weights(params_), numerics_); }
 
-  at::Tensor lossOn(const std::vector<int64_t>& ids, int64_t batch, double dropout) const {
+  at::Tensor lossOn(const model::Model& model, const std::vector<int64_t>& ids, int64_t batch, double dropout) const {
     const int64_t t = c_.model.context;
     const auto all = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({batch, t + 1}).to(numerics_.device);
     model::ForwardRequest r;
     r.ids = all.narrow(1, 0, t);
     r.want_logits = true;
     r.dropout = dropout;
-    const auto logits = buildModel()->forward(r).logits;
+    const auto logits = model.forward(r).logits;
     return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), all.narrow(1, 1, t).reshape({-1}));
   }
 
@@ -188,7 +188,7 @@ class Trainer {
     // Dropout masks depend on (seed, step) only, so a resumed run draws the same ones.
     at::manual_seed(c_.run.seed * 1000003ull + static_cast<uint64_t>(step));
     const auto ids = data_->batch(false, c_.optim.batch_size, c_.model.context + 1, c_.run.seed, step);
-    const auto loss = lossOn(ids, c_.optim.batch_size, c_.model.dropout);
+    const auto loss = lossOn(*buildModel(), ids, c_.optim.batch_size, c_.model.dropout);
     loss.backward();
     const at::NoGradGuard no_grad;
     double norm_sq = 0;
@@ -214,9 +214,10 @@ class Trainer {
 
   double validationLoss() const {
     const at::NoGradGuard no_grad;
+    const auto model = buildModel();  // the parameters do not change during an evaluation
     double total = 0;
     for (int64_t k = 0; k < c_.run.eval_batches; ++k)
-      total += lossOn(data_->batch(true, c_.optim.batch_size, c_.model.context + 1, c_.run.seed, k), c_.optim.batch_size, 0)
+      total += lossOn(*model, data_->batch(true, c_.optim.batch_size, c_.model.context + 1, c_.run.seed, k), c_.optim.batch_size, 0)
                    .item<double>();
     return total / static_cast<double>(c_.run.eval_batches);
   }

@@ -9,6 +9,7 @@
 #include "posgeom/base/error.h"
 #include "posgeom/corpus/document_reader.h"
 #include "posgeom/tokenize/pre_tokenizer.h"
+#include "posgeom/tokenize/unicode.h"
 
 namespace posgeom::train {
 namespace {
@@ -21,16 +22,9 @@ uint64_t mix(uint64_t seed, uint64_t a, uint64_t b) {
 // UTF-8 code points of the text (invalid bytes become U+FFFD).
 std::vector<std::string> characters(const std::string& text) {
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > text.size()) {
-      out.emplace_back("\xEF\xBF\xBD");
-      ++i;
-      continue;
-    }
-    out.push_back(text.substr(i, n));
-    i += n;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t start = pos;
+    out.push_back(tokenize::decodeUtf8(text, pos) < 0 ? std::string("\xEF\xBF\xBD") : text.substr(start, pos - start));
   }
   return out;
 }

@@ -1,9 +1,9 @@
 #include "report_fixtures.h"
 
-#include <cstring>
 #include <sstream>
 #include <vector>
 
+#include "posgeom/anova/accumulator.h"
 #include "posgeom/io/json_file.h"
 #include "posgeom/model/weights.h"
 #include "posgeom/tokenize/pre_tokenizer.h"
@@ -32,10 +32,7 @@ Eigen::MatrixXd readCsv(const fs::path& path) {
 }
 
 Eigen::MatrixXd weightMatrix(const io::SafetensorsFile& file, const std::string& name) {
-  const auto t = model::tensorFromView(file.get(name)).to(at::kDouble).contiguous();
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(t.size(0), t.dim() > 1 ? t.size(1) : 1);
-  std::memcpy(m.data(), t.data_ptr<double>(), static_cast<size_t>(m.size()) * sizeof(double));
-  return m;
+  return anova::toEigen(model::tensorFromView(file.get(name)));
 }
 
 Eigen::VectorXd softmaxRow(const Eigen::VectorXd& logits) {
