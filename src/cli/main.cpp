@@ -1,6 +1,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <iostream>
 
 #include "commands.h"
@@ -47,15 +48,22 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : static_cast<int>(ExitCode::kBadInput);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "posgeom: error: " << e.what() << " (see --help)\n";
+    return static_cast<int>(ExitCode::kBadInput);
   }
   setUpLogging(quiet && log_level == "info" ? "warn" : log_level);
+  // A file-size limit then fails the write (reported, temporary file removed) instead of
+  // killing the process with a half-written file.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     posgeom::model::configureThreads(threads);
     posgeom::model::warnIfReferenceBlas();
     for (const auto& command : commands)
       if (command.app->parsed()) command.run();
+  } catch (const posgeom::RunStopped& e) {
+    std::cerr << "posgeom: stopped: " << e.what() << "\n";
+    return e.exitCode();
   } catch (const posgeom::InputError& e) {
     std::cerr << "posgeom: error: " << e.what() << "\n";
     return static_cast<int>(ExitCode::kBadInput);

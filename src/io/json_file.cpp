@@ -1,19 +1,14 @@
 #include "posgeom/io/json_file.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "posgeom/base/error.h"
+#include "posgeom/io/whole_file.h"
 
 namespace posgeom::io {
 
 nlohmann::json readJsonFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  const std::string text = readWholeFile(path);
   try {
-    return nlohmann::json::parse(buffer.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path.string(), "invalid JSON at byte " + std::to_string(e.byte));
   }

@@ -1,10 +1,10 @@
 #include "posgeom/io/toml_file.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/whole_file.h"
 
 namespace posgeom::io {
 namespace {
@@ -219,11 +219,7 @@ class TomlParser {
 nlohmann::ordered_json parseToml(const std::string& text, const std::string& source) { return TomlParser(text, source).parse(); }
 
 nlohmann::ordered_json readTomlOrJsonFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = readWholeFile(path);
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
     auto json = nlohmann::ordered_json::parse(text, nullptr, false);

@@ -53,7 +53,7 @@ TEST(AtomicFile, AFullDiskLeavesNoPartialFile) {
   try {
     io::writeTextFileAtomically(s / "big.bin", std::string(1 << 20, 'x'));
   } catch (const InputError& e) {
-    threw = std::string(e.what()).find("big.bin: cannot write") != std::string::npos;
+    threw = std::string(e.what()).find("big.bin: cannot write: File too large") != std::string::npos;
   }
   setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, previous);
