@@ -12,16 +12,13 @@ namespace {
 Eigen::VectorXd pseudoNoise(Eigen::VectorXd values, int k, ScreeNotStrategy strategy) {
   std::sort(values.data(), values.data() + values.size());
   const Eigen::Index p = values.size();
-  if (k >= p) throw InputError("--screenot-k", std::to_string(k) + " is too large: it must be below min(rows, cols) = " + std::to_string(p));
+  checkScreeNotRank(k, strategy, p);
   if (k <= 0) return values;
   const Eigen::Index top = p - k;  // first replaced index
   switch (strategy) {
     case ScreeNotStrategy::kTransportToZero: values.tail(k).setZero(); break;
     case ScreeNotStrategy::kWinsorize: values.tail(k).setConstant(values[top - 1]); break;
     case ScreeNotStrategy::kImpute: {
-      if (2 * k + 1 >= p)
-        throw InputError("--screenot-k", std::to_string(k) + " is too large for imputation: it needs 2k+1 < min(rows, cols) = " +
-                                             std::to_string(p));
       // Extrapolate the bulk's edge with the 2/3-power law of a Marchenko-Pastur edge.
       const double edge = values[top - 1];
       const double spread = edge - values[p - 2 * k - 1];
@@ -47,6 +44,13 @@ double psi(double y, const Eigen::VectorXd& z, double gamma) {
 }
 
 }  // namespace
+
+void checkScreeNotRank(int k, ScreeNotStrategy strategy, Eigen::Index p) {
+  if (k >= p) throw InputError("--screenot-k", std::to_string(k) + " is too large: it must be below min(rows, cols) = " + std::to_string(p));
+  if (strategy == ScreeNotStrategy::kImpute && k > 0 && 2 * k + 1 >= p)
+    throw InputError("--screenot-k", std::to_string(k) + " is too large for imputation: it needs 2k+1 < min(rows, cols) = " +
+                                         std::to_string(p));
+}
 
 ScreeNotStrategy parseScreeNotStrategy(const std::string& name) {
   if (name == "0") return ScreeNotStrategy::kTransportToZero;

@@ -49,6 +49,27 @@ TEST(ScreeNot, KAtLeastTheSmallerDimensionIsAnError) {
   EXPECT_THROW(metrics::parseScreeNotStrategy("x"), InputError);
 }
 
+TEST(ScreeNot, RankCheckRefusesWhatScreeNotWouldRefuse) {
+  const Eigen::MatrixXd y = Eigen::MatrixXd::Random(12, 9);
+  for (const auto strategy : {metrics::ScreeNotStrategy::kWinsorize, metrics::ScreeNotStrategy::kImpute})
+    for (int k = 0; k < 12; ++k) {
+      bool refused = false, check_refused = false;
+      try {
+        metrics::screeNot(y, k, strategy);
+      } catch (const InputError&) {
+        refused = true;
+      }
+      try {
+        metrics::checkScreeNotRank(k, strategy, 9);
+      } catch (const InputError&) {
+        check_refused = true;
+      }
+      EXPECT_EQ(refused, check_refused) << "k=" << k;
+    }
+  EXPECT_THROW(metrics::checkScreeNotRank(4, metrics::ScreeNotStrategy::kImpute, 9), InputError);  // 2k+1 = 9
+  EXPECT_NO_THROW(metrics::checkScreeNotRank(4, metrics::ScreeNotStrategy::kWinsorize, 9));
+}
+
 TEST(ScreeNot, FindsAPlantedLowRankSignal) {
   std::srand(3);
   const Eigen::MatrixXd noise = Eigen::MatrixXd::Random(200, 100) * 0.1;

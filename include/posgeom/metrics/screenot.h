@@ -20,5 +20,8 @@ struct ScreeNotThreshold {
 ScreeNotThreshold screeNot(const Eigen::VectorXd& singular_values, Eigen::Index rows, Eigen::Index cols, int k,
                            ScreeNotStrategy strategy);
 ScreeNotThreshold screeNot(const Eigen::MatrixXd& matrix, int k, ScreeNotStrategy strategy);
+// Throws what screeNot would for a matrix whose smaller side is p, so that a run can
+// refuse a --screenot-k before its long part rather than after it.
+void checkScreeNotRank(int k, ScreeNotStrategy strategy, Eigen::Index p);
 
 }  // namespace posgeom::metrics
