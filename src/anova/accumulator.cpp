@@ -18,6 +18,14 @@ Eigen::MatrixXd toEigen(const at::Tensor& t) {
 
 namespace {
 
+// The first `rows` rows of `into` (on its device, in its dtype) become `m`'s rows.
+void copyRows(at::Tensor into, const Eigen::MatrixXd& m) {
+  if (m.size() == 0) return;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = m;
+  const auto host = at::from_blob(row_major.data(), {m.rows(), m.cols()}, at::TensorOptions().dtype(at::kDouble));
+  into.view({-1, m.cols()}).narrow(0, 0, m.rows()).copy_(host);
+}
+
 // sum h h^T over the tokens of `hidden` [B, T', d] into the float64 accumulator. The d x d
 // product dominates the analysis' cost, so float32 activations are multiplied in float32,
 // in blocks short enough (kMomentBlock tokens) that the block sums keep float32's ~1e-7
@@ -145,6 +153,40 @@ void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
     l->attention_samples.narrow(0, l->attention_samples_kept, take).copy_(normed.narrow(0, 0, take).to(at::kCPU, at::kFloat));
     l->attention_samples_kept += take;
     for (int64_t b = 0; b < take; ++b) l->attention_sample_windows.push_back(batch_windows_.at(static_cast<size_t>(b)));
+  }
+}
+
+void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::string& where) {
+  if (saved.size() != layers_.size()) throw InputError(where, "holds other layers than this run selects");
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    const auto& s = saved[i];
+    auto& l = *layers_[i];
+    const bool heads = l.attention_input_sum.defined();
+    if (s.layer != l.index || s.positions() != l.position_sum.size(0) || s.dim() != l.position_sum.size(1) ||
+        s.hasSecondMoment() != l.second_moment.defined() || heads != (s.attention_input_sum.size() > 0) ||
+        s.context_means.rows() > l.context_means.size(0) ||
+        static_cast<int64_t>(s.reservoir_windows.size()) > l.reservoir.size(0) ||
+        (heads && static_cast<int64_t>(s.attention_sample_windows.size()) > l.attention_samples.size(0)))
+      throw InputError(where, "layer " + std::to_string(s.layer) + " does not fit this run's statistics");
+    l.sequences = s.sequences;
+    copyRows(l.position_sum, s.position_sum);
+    if (s.hasSecondMoment()) copyRows(l.second_moment, s.second_moment);
+    copyRows(l.context_second_moment, s.context_second_moment);
+    l.norm_sum.fill_(s.norm_sum);
+    l.cosine_sum.fill_(s.previous_cosine_sum);
+    copyRows(l.context_means, s.context_means);
+    l.contexts_kept = s.context_means.rows();
+    l.context_windows = s.context_windows;
+    l.context_labels = s.context_labels;
+    copyRows(l.reservoir, s.reservoir);
+    l.reservoir_kept = static_cast<int64_t>(s.reservoir_windows.size());
+    l.reservoir_windows = s.reservoir_windows;
+    if (heads) {
+      copyRows(l.attention_input_sum, s.attention_input_sum);
+      copyRows(l.attention_samples, s.attention_samples);  // float32 values held in float64: exact
+      l.attention_samples_kept = static_cast<int64_t>(s.attention_sample_windows.size());
+      l.attention_sample_windows = s.attention_sample_windows;
+    }
   }
 }
 

@@ -54,11 +54,15 @@ void addAnalyzeOptions(CLI::App* sub, pipeline::AnalyzeJob& job_ref) {
   sub->add_option("--text-field", job->corpus.text.text_field, "JSON Lines text field")->capture_default_str();
   sub->add_option("--label-field", job->corpus.text.label_field, "JSON Lines label field");
   sub->add_option("--token-dtype", job->corpus.token_dtype, "dtype of a .bin corpus (uint16, uint32)");
-  sub->add_flag("--strict", job->corpus.text.strict, "fail on malformed JSON Lines rows");
+  sub->add_flag("--strict", job->corpus.text.strict, "fail on malformed JSON Lines rows (default: skip and count them)");
   sub->add_option("--context-cap", job->caps.contexts, "context means kept per layer")->capture_default_str();
   sub->add_flag("!--no-second-moment", job->second_moment, "skip the d x d moment (no relative norm or cvec spectrum)");
   sub->add_option("--out", job->out, "report directory")->capture_default_str();
   sub->add_flag("--force", job->force, "write into --out even if it is not empty");
+  sub->add_option("--resume", job->resume, "continue the stopped run whose --out this is (same options otherwise)");
+  sub->add_option("--save-every", job->save_every, "save the state every N windows (default: every 10 minutes)");
+  sub->add_option("--stop-after", job->stop_after, "stop after N windows with the state saved, to --resume later");
+  sub->add_option("--max-memory", job->max_memory, "the most the pass may use, like 16G (default: what the device has)");
   addReportOptions(sub, job->report);
 }
 
@@ -88,7 +92,9 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   auto job = std::make_shared<pipeline::AnalyzeJob>();
   auto* sub = app.add_subcommand("analyze", "decompose every selected layer into position, context and residual");
   addAnalyzeOptions(sub, *job);
-  commands.push_back({sub, [job] {
+  commands.push_back({sub, [job, sub] {
+                        if (!job->resume.empty() && sub->count("--out") && job->out != job->resume)
+                          throw InputError("--resume", "continues in its own directory; leave out --out or give the same one");
                         job->corpus.seed = job->seed;
                         pipeline::runAnalyzeJob(*job);
                       }});

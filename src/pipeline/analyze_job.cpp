@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -11,14 +13,18 @@
 #include "posgeom/anova/state_file.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/progress.h"
+#include "posgeom/base/stop_signals.h"
 #include "posgeom/corpus/document_reader.h"
 #include "posgeom/corpus/window_sampler.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/metrics/layer_metrics.h"
+#include "posgeom/metrics/screenot.h"
+#include "posgeom/model/architecture.h"
 #include "posgeom/model/loader.h"
 #include "posgeom/model/weights.h"
 #include "posgeom/pipeline/heads_stage.h"
+#include "posgeom/pipeline/memory_estimate.h"
 #include "posgeom/report/tables.h"
 
 namespace posgeom::pipeline {
@@ -90,14 +96,28 @@ void writeReport(const anova::AnalysisState& state, const ReportOptions& options
   report::writeTables(out, report::summaryJson(settings, layers, cross, head_reports), layers, head_reports);
 }
 
-// Refuses to mix a new report with an old one's files unless asked to.
-void prepareOutput(const fs::path& out, bool force) {
-  std::error_code ec;
-  if (!force && fs::is_directory(out, ec) && !fs::is_empty(out, ec))
-    throw InputError(out.string(), "exists and is not empty; pass --force to write into it");
-  fs::create_directories(out, ec);
-  if (ec) throw InputError(out.string(), "cannot create the output directory: " + ec.message());
-}
+// Refuses to mix a new report with an old one's files unless asked to. A directory this
+// run creates is removed again if the run fails before writing into it.
+class OutputDirectory {
+ public:
+  OutputDirectory(const fs::path& out, bool force) : out_(out) {
+    std::error_code ec;
+    if (!force && fs::is_directory(out, ec) && !fs::is_empty(out, ec))
+      throw InputError(out.string(), "exists and is not empty; pass --force to write into it");
+    created_ = fs::create_directories(out, ec);
+    if (ec) throw InputError(out.string(), "cannot create the output directory: " + ec.message());
+  }
+  ~OutputDirectory() {
+    std::error_code ec;
+    if (created_ && fs::is_empty(out_, ec)) fs::remove(out_, ec);
+  }
+  OutputDirectory(const OutputDirectory&) = delete;
+  OutputDirectory& operator=(const OutputDirectory&) = delete;
+
+ private:
+  fs::path out_;
+  bool created_ = false;
+};
 
 // FNV-1a over the ids analyzed: identifies the data without keeping it.
 struct TokenHash {
@@ -148,6 +168,8 @@ anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
     if (t.sizes() != first.sizes()) throw InputError(job.activations.string(), "layers differ in shape");
   const int64_t n = first.size(0), seq_len = first.size(1), dim = first.size(2);
   if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
+  metrics::checkScreeNotRank(job.report.screenot_k, metrics::parseScreeNotStrategy(job.report.screenot_strategy),
+                             std::min(seq_len - job.skip_first, dim));
   anova::AccumulatorOptions options;
   options.layers = parseLayers(job.layers, static_cast<int64_t>(per_layer.size()));
   options.skip_first = job.skip_first;
@@ -180,13 +202,101 @@ struct ModelAnalysis {
   std::vector<heads::HeadReport> head_reports;
 };
 
+constexpr const char* kStateFile = "state.safetensors";
+constexpr double kSaveIntervalS = 600;  // without --save-every
+
+// The first setting in which a saved run differs from this one ("" when none): "data"
+// and "timings" say how far a run got, everything else what it computes.
+std::string firstDifference(const nlohmann::json& saved, const nlohmann::json& now) {
+  for (const auto* side : {&saved, &now})
+    for (const auto& [key, value] : side->items()) {
+      if (key == "data" || key == "timings") continue;
+      const auto a = saved.find(key), b = now.find(key);
+      if (a == saved.end() || b == now.end() || *a != *b)
+        return key + " (saved " + (a == saved.end() ? std::string("none") : a->dump()) + ", now " +
+               (b == now.end() ? std::string("none") : b->dump()) + ")";
+    }
+  return "";
+}
+
+// Stops before the pass when its estimate exceeds the device's memory (or --max-memory).
+void checkMemory(const AnalyzeJob& job, const model::ModelConfig& config, const model::Numerics& numerics,
+                 const anova::AccumulatorOptions& options, int64_t seq_len) {
+  int64_t parameters = 0;
+  for (const auto& spec : model::architectureFor(config.model_type, config.source.string()).tensors(config)) {
+    int64_t n = 1;
+    for (int64_t v : spec.shape) n *= v;
+    parameters += n;
+  }
+  PassShape shape;
+  shape.batch = job.num_seqs > 0 ? std::min(job.batch_size, job.num_seqs) : job.batch_size;
+  shape.seq_len = seq_len;
+  shape.compute_bytes = numerics.dtype == at::kFloat ? 4 : 2;
+  shape.layers_kept = static_cast<int64_t>(options.layers.size());
+  shape.skip_first = options.skip_first;
+  shape.second_moment = options.second_moment;
+  shape.heads = options.attention_inputs;
+  shape.contexts_cap = options.caps.contexts;
+  shape.reservoir = options.caps.reservoir;
+  shape.attention_samples = options.caps.attention_samples;
+  const auto estimate = estimatePassMemory(config, parameters, shape);
+  const auto limit = job.max_memory.empty() ? availableMemory(job.device) : parseByteSize(job.max_memory, "--max-memory");
+  if (!limit) {
+    spdlog::info("memory: about {} needed ({} cannot tell what it has)", estimate.describe(), job.device);
+    return;
+  }
+  spdlog::info("memory: about {} needed of {} available", estimate.describe(), formatBytes(*limit));
+  if (estimate.total() <= *limit) return;
+  const int64_t fits = largestBatchWithin(config, parameters, shape, *limit);
+  throw InputError("memory", "the pass needs about " + estimate.describe() + " but " + formatBytes(*limit) +
+                                 (job.max_memory.empty() ? " is available on " + job.device : " is allowed (--max-memory)") +
+                                 (fits > 0 ? "; --batch-size " + std::to_string(fits) + " fits"
+                                           : "; not even one window fits: shorten --seq-len, select fewer --layer, or "
+                                             "use --no-second-moment or --dtype bfloat16"));
+}
+
 ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   // A missing corpus is found before the model takes its time to load.
   if (job.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
   if (job.corpus.path != "random") corpus::corpusFiles(job.corpus.path);
+  std::optional<anova::AnalysisState> saved;
+  const auto state_path = job.out / kStateFile;
+  if (!job.resume.empty()) {
+    if (!fs::exists(state_path)) throw InputError(job.resume.string(), "holds no " + std::string(kStateFile) + " to resume from");
+    saved = anova::loadState(state_path);
+  }
   auto t0 = Clock::now();
   const auto numerics = model::Numerics::parse(job.dtype, job.device);
   const auto model_dir = io::resolveModelDir(job.model, io::processEnv());
+  const auto model_config = model::loadModelConfig(model_dir);
+
+  const int64_t limit = model_config.max_positions > 0 ? model_config.max_positions : 512;
+  const int64_t seq_len = job.seq_len > 0 ? job.seq_len : std::min<int64_t>(512, limit);
+  if (model_config.max_positions > 0 && seq_len > model_config.max_positions) {
+    // Learned positions end at the table; relative schemes extrapolate, perhaps badly.
+    if (model_config.positions == model::PositionScheme::kLearned)
+      throw InputError("--seq-len", std::to_string(seq_len) + " exceeds the model's " + std::to_string(model_config.max_positions) +
+                                        " learned positions");
+    spdlog::warn("--seq-len {} is beyond the {} positions the model was trained on ({} positions extrapolate)", seq_len,
+                 model_config.max_positions, model::positionSchemeName(model_config.positions));
+  }
+  if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
+  if (job.corpus.path == "random" && job.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
+  if (job.batch_size <= 0) throw InputError("--batch-size", "must be positive");
+  if (job.save_every < 0 || job.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
+  if (job.sampling != "sequential" && job.sampling != "random")
+    throw InputError("--sampling", "'" + job.sampling + "' (use sequential or random)");
+  metrics::checkScreeNotRank(job.report.screenot_k, metrics::parseScreeNotStrategy(job.report.screenot_strategy),
+                             std::min(seq_len - job.skip_first, model_config.hidden_size));
+
+  anova::AccumulatorOptions options;
+  options.layers = parseLayers(job.layers, model_config.num_layers + 1);
+  options.skip_first = job.skip_first;
+  options.second_moment = job.second_moment;
+  options.attention_inputs = job.heads;
+  options.caps = job.caps;
+  checkMemory(job, model_config, numerics, options, seq_len);
+
   const auto loaded = model::loadModel(model_dir, numerics);
   const auto& config = loaded.model->config();
   std::unique_ptr<tokenize::Tokenizer> tokenizer;
@@ -197,22 +307,6 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
                      "the tokenizer's " + std::to_string(tokenizer->vocabSize()) + " ids do not fit the model's embedding of " +
                          std::to_string(config.vocab_size));
   const double load_s = secondsSince(t0);
-
-  const int64_t limit = config.max_positions > 0 ? config.max_positions : 512;
-  const int64_t seq_len = job.seq_len > 0 ? job.seq_len : std::min<int64_t>(512, limit);
-  if (config.max_positions > 0 && seq_len > config.max_positions) {
-    // Learned positions end at the table; relative schemes extrapolate, perhaps badly.
-    if (config.positions == model::PositionScheme::kLearned)
-      throw InputError("--seq-len", std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
-                                        " learned positions");
-    spdlog::warn("--seq-len {} is beyond the {} positions the model was trained on ({} positions extrapolate)", seq_len,
-                 config.max_positions, model::positionSchemeName(config.positions));
-  }
-  if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
-  if (job.corpus.path == "random" && job.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
-  if (job.batch_size <= 0) throw InputError("--batch-size", "must be positive");
-  if (job.sampling != "sequential" && job.sampling != "random")
-    throw InputError("--sampling", "'" + job.sampling + "' (use sequential or random)");
 
   auto stream = corpus::openCorpus(job.corpus, tokenizer.get(), config.vocab_size);
   corpus::WindowOptions w;
@@ -225,55 +319,6 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   if (tokenizer && job.special_tokens) w.framing = tokenizer->framing();
   std::tie(w.shard_index, w.shard_count) = parseShard(job.shard);
   corpus::WindowSampler sampler(*stream, w);
-
-  anova::AccumulatorOptions options;
-  options.layers = parseLayers(job.layers, loaded.model->numHiddenStates());
-  options.skip_first = job.skip_first;
-  options.second_moment = job.second_moment;
-  options.attention_inputs = job.heads;
-  options.caps = job.caps;
-  anova::Accumulator acc(options, seq_len, config.hidden_size, numerics.device);
-
-  model::ForwardRequest request;
-  if (job.causal) request.causal = true;
-  request.last_layer = *options.layers.rbegin();
-  request.observer = &acc;
-  TokenHash hash;
-  t0 = Clock::now();
-  ProgressLine progress("analyze", job.num_seqs > 0 ? job.num_seqs / parseShard(job.shard).second : 0, "windows");
-  int64_t windows = 0;
-  for (bool more = true; more;) {
-    std::vector<int64_t> ids, indices;
-    std::vector<std::string> labels;
-    while (static_cast<int64_t>(indices.size()) < job.batch_size) {
-      auto window = sampler.next();
-      if (!window) {
-        more = false;
-        break;
-      }
-      hash.add(window->ids);
-      ids.insert(ids.end(), window->ids.begin(), window->ids.end());
-      indices.push_back(window->index);
-      labels.push_back(std::move(window->label));
-    }
-    if (indices.empty()) break;
-    const auto b = static_cast<int64_t>(indices.size());
-    request.ids = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({b, seq_len});
-    acc.beginBatch(indices, labels);
-    loaded.model->forward(request);
-    acc.checkFinite();
-    windows += b;
-    progress.update(windows, windows * seq_len);
-  }
-  progress.finish();
-  const double forward_s = secondsSince(t0);
-  const auto ws = sampler.stats();
-  const auto ss = stream->stats();
-  spdlog::info("{} windows of {} tokens ({} tokens read, {} documents) in {:.1f} s", windows, seq_len, ws.tokens_read,
-               ws.documents_seen, forward_s);
-  if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
-  if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
-  if (windows == 0) throw InputError(job.corpus.path, "this shard received no window");
 
   anova::AnalysisState state;
   state.settings = {{"tool", "posgeom"},
@@ -299,17 +344,113 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
                     {"context_cap", job.caps.contexts},
                     {"dim", config.hidden_size}};
   state.settings["shard"] = job.shard.empty() ? "0/1" : job.shard;
-  state.settings["data"] = {{"windows", windows}, {"tokens_read", ws.tokens_read}, {"documents", ws.documents_seen},
-                            {"token_hash", hash.hex()}, {"invalid_utf8_replaced", ss.invalid_utf8_replaced}};
-  state.settings["timings"] = {{"load_s", load_s}, {"forward_and_accumulate_s", forward_s}};
-  state.windows = windows;
-  state.layers = acc.statistics();
-  ModelAnalysis result{std::move(state), {}};
+  std::optional<heads::HeadOptions> head_options;
   if (job.heads) {
-    const auto head_options = headOptions(job);
-    result.head_reports = analyzeHeads(*loaded.model, result.state, head_options, job.causal || !config.bidirectional);
-    result.state.settings["head_options"] = headSettingsJson(head_options, job.caps.attention_samples);
+    head_options = headOptions(job);
+    state.settings["head_options"] = headSettingsJson(*head_options, job.caps.attention_samples);
   }
+
+  anova::Accumulator acc(options, seq_len, config.hidden_size, numerics.device);
+  TokenHash hash;
+  int64_t windows = 0;
+  double forward_s = 0;
+  if (saved) {
+    if (const auto difference = firstDifference(saved->settings, state.settings); !difference.empty())
+      throw InputError(state_path.string(), "was saved by a run with other settings: " + difference);
+    // The windows are a function of the corpus and the settings: read past the saved ones
+    // again (no forward pass) and check that they are the same tokens.
+    for (; windows < saved->windows; ++windows) {
+      auto window = sampler.next();
+      if (!window) throw InputError(job.corpus.path, "has fewer windows than the saved run read");
+      hash.add(window->ids);
+    }
+    if (hash.hex() != saved->settings["data"].value("token_hash", std::string()))
+      throw InputError(job.corpus.path, "is not the corpus the saved run read (its tokens differ)");
+    acc.restore(saved->layers, state_path.string());
+    forward_s = saved->settings["timings"].value("forward_and_accumulate_s", 0.0);
+    spdlog::info("resuming after {} windows from {}", windows, state_path.string());
+  }
+
+  // The state as it stands: saved every --save-every windows, on a stop, and at the end.
+  auto snapshot = [&](bool complete, double seconds) {
+    const auto ws = sampler.stats();
+    const auto ss = stream->stats();
+    state.settings["data"] = {{"windows", windows},
+                              {"tokens_read", ws.tokens_read},
+                              {"documents", ws.documents_seen},
+                              {"token_hash", hash.hex()},
+                              {"invalid_utf8_replaced", ss.invalid_utf8_replaced},
+                              {"skipped_rows", ss.skipped_rows},
+                              {"complete", complete}};
+    state.settings["timings"] = {{"load_s", load_s}, {"forward_and_accumulate_s", seconds}};
+    state.windows = windows;
+    state.layers = acc.statistics();
+    anova::saveState(state, state_path);
+  };
+
+  model::ForwardRequest request;
+  if (job.causal) request.causal = true;
+  request.last_layer = *options.layers.rbegin();
+  request.observer = &acc;
+  t0 = Clock::now();
+  auto last_save = t0;
+  int64_t saved_at = windows;
+  const StopSignals signals;
+  ProgressLine progress("analyze", job.num_seqs > 0 ? job.num_seqs / w.shard_count : 0, "windows");
+  for (bool more = true; more;) {
+    std::vector<int64_t> ids, indices;
+    std::vector<std::string> labels;
+    while (static_cast<int64_t>(indices.size()) < job.batch_size) {
+      auto window = sampler.next();
+      if (!window) {
+        more = false;
+        break;
+      }
+      hash.add(window->ids);
+      ids.insert(ids.end(), window->ids.begin(), window->ids.end());
+      indices.push_back(window->index);
+      labels.push_back(std::move(window->label));
+    }
+    if (indices.empty()) break;
+    const auto b = static_cast<int64_t>(indices.size());
+    request.ids = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({b, seq_len});
+    acc.beginBatch(indices, labels);
+    loaded.model->forward(request);
+    acc.checkFinite();
+    windows += b;
+    progress.update(windows, windows * seq_len);
+    const bool stop = signals.received() != 0 || (job.stop_after > 0 && windows >= job.stop_after);
+    if (!more && !stop) break;
+    if (stop || (job.save_every > 0 ? windows - saved_at >= job.save_every : secondsSince(last_save) >= kSaveIntervalS)) {
+      snapshot(false, forward_s + secondsSince(t0));
+      saved_at = windows;
+      last_save = Clock::now();
+    }
+    if (stop) {
+      progress.finish();
+      const int signal = signals.received();
+      throw RunStopped((signal ? std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") + " after "
+                               : "--stop-after: after ") +
+                           std::to_string(windows) + " windows; the state is in " + state_path.string() +
+                           "; the same command with --resume " + job.out.string() + " continues it",
+                       signal ? 128 + signal : 0);
+    }
+  }
+  progress.finish();
+  forward_s += secondsSince(t0);
+  const auto ws = sampler.stats();
+  const auto ss = stream->stats();
+  spdlog::info("{} windows of {} tokens ({} tokens read, {} documents) in {:.1f} s", windows, seq_len, ws.tokens_read,
+               ws.documents_seen, forward_s);
+  if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
+  if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
+  if (windows == 0) throw InputError(job.corpus.path, "this shard received no window");
+  // Saved before the heads and the report: a stop during those resumes with no pass at all.
+  snapshot(true, forward_s);
+
+  ModelAnalysis result{std::move(state), {}};
+  if (head_options)
+    result.head_reports = analyzeHeads(*loaded.model, result.state, *head_options, job.causal || !config.bidirectional);
   return result;
 }
 
@@ -336,9 +477,13 @@ void runAnalyzeJob(const AnalyzeJob& requested) {
   metricOptions(job.report);  // validate before the long part
   if (job.heads) headOptions(job);
   if (from_activations && job.heads) throw InputError("--heads", "needs the model (--model), not --activations");
-  prepareOutput(job.out, job.force);
+  if (!job.resume.empty()) {
+    if (from_activations) throw InputError("--resume", "continues a pass through a model, not --activations");
+    job.out = job.resume;
+  }
+  const OutputDirectory output(job.out, job.force || !job.resume.empty());
   ModelAnalysis analysis = from_activations ? ModelAnalysis{analyzeActivations(job), {}} : analyzeModel(job);
-  anova::saveState(analysis.state, job.out / "state.safetensors");
+  if (from_activations) anova::saveState(analysis.state, job.out / kStateFile);
   writeReport(analysis.state, job.report, job.out, analysis.head_reports);
   spdlog::info("report in {}", job.out.string());
 }
@@ -366,7 +511,7 @@ void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const fs::path& out, co
   state.settings = {{"tool", "posgeom"}, {"source", "sinusoidal baseline"}, {"dim", dim}, {"seq_len", seq_len}, {"skip_first", 0}};
   state.windows = 1;
   state.layers.push_back(std::move(s));
-  prepareOutput(out, force);
+  const OutputDirectory output(out, force);
   writeReport(state, report, out);
   spdlog::info("sinusoidal baseline (d={}, T={}) in {}", dim, seq_len, out.string());
 }
@@ -394,7 +539,7 @@ void runMergeJob(const MergeJob& job) {
                                   merged.settings.value("causal", true));
     }
   }
-  prepareOutput(job.out, job.force);
+  const OutputDirectory output(job.out, job.force);
   anova::saveState(merged, job.out / "state.safetensors");
   writeReport(merged, job.report, job.out, head_reports);
   spdlog::info("merged {} states ({} windows) into {}", job.states.size(), merged.windows, job.out.string());

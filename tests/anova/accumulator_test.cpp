@@ -99,5 +99,58 @@ TEST(Accumulator, ShardsMergedEqualOneRunTo1e12) {
   EXPECT_NEAR(merged.previous_cosine_sum, whole.previous_cosine_sum, 1e-12 * std::abs(whole.previous_cosine_sum));
 }
 
+// What `analyze --resume` relies on: statistics() then restore() into a fresh accumulator
+// continues to exactly (bit for bit) the sums of one accumulator over all batches.
+TEST(Accumulator, RestoredStatisticsContinueBitForBit) {
+  const auto t = at::randn({10, 6, 4}, at::kDouble).to(at::kFloat);
+  const auto normed = at::randn({10, 6, 4}, at::kFloat);
+  anova::AccumulatorOptions o;
+  o.layers = {0, 1};
+  o.attention_inputs = true;
+  o.caps.reservoir = 3;
+  o.caps.attention_samples = 5;
+  o.caps.contexts = 7;
+  auto feed = [&](anova::Accumulator& acc, int64_t from, int64_t to) {
+    for (int64_t start = from; start < to; start += 2) {
+      acc.beginBatch({start, start + 1}, {"a", "b"});
+      acc.onHidden(0, t.narrow(0, start, 2) * 0.5);
+      acc.onAttentionInput(0, normed.narrow(0, start, 2));
+      acc.onHidden(1, t.narrow(0, start, 2));
+    }
+  };
+  anova::Accumulator whole(o, 6, 4, at::kCPU);
+  feed(whole, 0, 10);
+  anova::Accumulator first(o, 6, 4, at::kCPU);
+  feed(first, 0, 4);
+  anova::Accumulator second(o, 6, 4, at::kCPU);
+  second.restore(first.statistics(), "state");
+  feed(second, 4, 10);
+  const auto a = whole.statistics(), b = second.statistics();
+  ASSERT_EQ(a.size(), 2u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].sequences, b[i].sequences);
+    EXPECT_EQ(a[i].position_sum, b[i].position_sum);
+    EXPECT_EQ(a[i].second_moment, b[i].second_moment);
+    EXPECT_EQ(a[i].context_second_moment, b[i].context_second_moment);
+    EXPECT_EQ(a[i].norm_sum, b[i].norm_sum);
+    EXPECT_EQ(a[i].previous_cosine_sum, b[i].previous_cosine_sum);
+    EXPECT_EQ(a[i].context_means, b[i].context_means);  // 7 of 10: across the restore
+    EXPECT_EQ(a[i].context_labels, b[i].context_labels);
+    EXPECT_EQ(a[i].reservoir, b[i].reservoir);
+    EXPECT_EQ(a[i].reservoir_windows, b[i].reservoir_windows);
+    EXPECT_EQ(a[i].attention_input_sum, b[i].attention_input_sum);
+    EXPECT_EQ(a[i].attention_samples, b[i].attention_samples);  // 5 of 10: across the restore
+    EXPECT_EQ(a[i].attention_sample_windows, b[i].attention_sample_windows);
+  }
+  EXPECT_EQ(a[1].attention_sample_windows, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+
+  anova::AccumulatorOptions other = o;
+  other.layers = {1};
+  anova::Accumulator wrong(other, 6, 4, at::kCPU);
+  EXPECT_THROW(wrong.restore(first.statistics(), "state"), InputError);
+  anova::Accumulator narrower(o, 5, 4, at::kCPU);
+  EXPECT_THROW(narrower.restore(first.statistics(), "state"), InputError);
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,6 +1,9 @@
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <thread>
 
 #include "posgeom/io/json_file.h"
 #include "test_support.h"
@@ -134,6 +137,91 @@ TEST(AnalyzeCommand, HeadsOptionsReachTheReportAndMergeReanalysesThem) {
                         "--kernel-query", "median", "--out", (s / "y").string()})
                 .exit_code,
             2);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+// Everything a report says except how long it took.
+nlohmann::json withoutTimings(nlohmann::json summary) {
+  summary.erase("timings");
+  return summary;
+}
+
+// Every report file but summary.json (whose timings differ) byte for byte.
+void expectSameReports(const fs::path& a, const fs::path& b) {
+  EXPECT_EQ(withoutTimings(io::readJsonFile(a / "summary.json")), withoutTimings(io::readJsonFile(b / "summary.json")));
+  size_t compared = 0;
+  for (const auto& e : fs::directory_iterator(a)) {
+    const auto name = e.path().filename().string();
+    if (e.path().extension() != ".csv") continue;
+    EXPECT_EQ(readFile(e.path()), readFile(b / name)) << name;
+    ++compared;
+  }
+  EXPECT_GT(compared, 10u);
+}
+
+TEST(AnalyzeCommand, StopAfterThenResumeGivesTheNumbersOfOneRun) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
+  ScratchDir s;
+  const std::vector<std::string> run{"analyze", "--corpus", (sharedDir() / "data/corpora/tinyshakespeare.txt").string(),
+                                     "--num-seqs", "12", "--seq-len", "32", "--batch-size", "2", "--sampling", "random",
+                                     "--heads", "--head-samples", "6", "--screenot-k", "3", "--threads", "1", "-q"};
+  auto whole = run;
+  whole.insert(whole.end(), {"--out", (s / "whole").string()});
+  ASSERT_EQ(runPosgeom(whole).exit_code, 0);
+
+  auto stopped = run;
+  stopped.insert(stopped.end(), {"--stop-after", "3", "--out", (s / "parts").string()});
+  const auto first = runPosgeom(stopped);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("stopped: --stop-after: after 4 windows"), std::string::npos) << first.err;  // whole batches
+  EXPECT_FALSE(fs::exists(s / "parts/summary.json"));
+  EXPECT_EQ(io::readJsonFile(s / "whole/summary.json")["data"]["complete"], true);
+
+  auto resumed = run;
+  resumed.insert(resumed.end(), {"--resume", (s / "parts").string()});
+  const auto second = runPosgeom(resumed);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  expectSameReports(s / "whole", s / "parts");
+  // The samples of the heads (windows 0-5) were split across the stop: the kernels agree too.
+  EXPECT_EQ(readFile(s / "whole/heads.csv"), readFile(s / "parts/heads.csv"));
+}
+
+TEST(AnalyzeCommand, SigtermSavesTheStateAndResumeFinishesTheRun) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const std::vector<std::string> run{"analyze", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--corpus",
+                                     "random", "--num-seqs", "600", "--seq-len", "16", "--batch-size", "4", "--screenot-k",
+                                     "3", "--save-every", "60", "--threads", "1", "-q"};
+  auto whole = run;
+  whole.insert(whole.end(), {"--out", (s / "whole").string()});
+  ASSERT_EQ(runPosgeom(whole).exit_code, 0);
+
+  auto killed = run;
+  killed.insert(killed.end(), {"--out", (s / "parts").string()});
+  RunningProgram p(POSGEOM_BINARY, killed);
+  // The first periodic save shows the pass is under way; then it is told to stop.
+  for (int i = 0; i < 6000 && !fs::exists(s / "parts/state.safetensors"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  p.signal(SIGTERM);
+  const auto stopped = p.wait();
+  ASSERT_EQ(stopped.exit_code, 128 + SIGTERM) << stopped.err;
+  const auto at = stopped.err.find("stopped: SIGTERM after ");
+  ASSERT_NE(at, std::string::npos) << stopped.err;
+  const long windows = std::stol(stopped.err.substr(at + 23));
+  EXPECT_GE(windows, 60);
+  EXPECT_LT(windows, 600);
+  EXPECT_FALSE(fs::exists(s / "parts/summary.json"));
+
+  auto resumed = run;
+  resumed.insert(resumed.end(), {"--resume", (s / "parts").string()});
+  const auto finished = runPosgeom(resumed);
+  ASSERT_EQ(finished.exit_code, 0) << finished.err;
+  expectSameReports(s / "whole", s / "parts");
 }
 
 }  // namespace

@@ -21,16 +21,6 @@ TEST(Cli, UnknownOptionAndMissingSubcommandAreUsageErrors) {
   EXPECT_EQ(runPosgeom({"forward", "--model", "x"}).exit_code, 2);  // --ids and --out missing
 }
 
-// Rewrites a safetensors file's header, keeping its data section.
-void rewriteHeader(const fs::path& path, const std::function<void(nlohmann::json&)>& edit) {
-  const auto bytes = readFile(path);
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
-  auto header = nlohmann::json::parse(bytes.substr(8, n));
-  edit(header);
-  writeFile(path, safetensorsBytes(header.dump(), bytes.substr(8 + n)));
-}
-
 struct BadCheckpoint {
   const char* name;
   std::function<void(const fs::path& dir)> damage;
@@ -84,25 +74,25 @@ INSTANTIATE_TEST_SUITE_P(
                       "model.safetensors", "not valid JSON"},
         BadCheckpoint{"OverlappingOffsets",
                       [](const fs::path& d) {
-                        rewriteHeader(d / kWeights, [](nlohmann::json& h) {
+                        rewriteSafetensorsHeader(d / kWeights, [](nlohmann::json& h) {
                           h["ln_f.bias"]["data_offsets"] = h["ln_f.weight"]["data_offsets"];
                         });
                       },
                       "model.safetensors", "overlap"},
         BadCheckpoint{"OffsetsOutOfRange",
                       [](const fs::path& d) {
-                        rewriteHeader(d / kWeights, [](nlohmann::json& h) {
+                        rewriteSafetensorsHeader(d / kWeights, [](nlohmann::json& h) {
                           h["ln_f.bias"]["data_offsets"] = {1u << 30, (1u << 30) + 256};
                         });
                       },
                       "model.safetensors", "past the"},
         BadCheckpoint{"DtypeShapeMismatch",
                       [](const fs::path& d) {
-                        rewriteHeader(d / kWeights, [](nlohmann::json& h) { h["ln_f.bias"]["dtype"] = "F16"; });
+                        rewriteSafetensorsHeader(d / kWeights, [](nlohmann::json& h) { h["ln_f.bias"]["dtype"] = "F16"; });
                       },
                       "model.safetensors", "need 128"},
         BadCheckpoint{"MissingTensor",
-                      [](const fs::path& d) { rewriteHeader(d / kWeights, [](nlohmann::json& h) { h.erase("h.1.ln_2.weight"); }); },
+                      [](const fs::path& d) { rewriteSafetensorsHeader(d / kWeights, [](nlohmann::json& h) { h.erase("h.1.ln_2.weight"); }); },
                       "", "missing tensor 'h.1.ln_2.weight'"},
         BadCheckpoint{"WrongShapeForConfig",
                       [](const fs::path& d) {

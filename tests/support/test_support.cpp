@@ -1,9 +1,12 @@
 #include "test_support.h"
 
 #include <sys/wait.h>
+
+#include <csignal>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -53,6 +56,32 @@ std::string safetensorsBytes(const std::string& header, const std::string& data,
   return out + header + data;
 }
 
+namespace {
+uint64_t headerLength(const std::string& bytes) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes.at(static_cast<size_t>(i)));
+  return n;
+}
+}  // namespace
+
+void rewriteSafetensorsHeader(const fs::path& path, const std::function<void(nlohmann::json&)>& edit) {
+  const auto bytes = readFile(path);
+  const auto n = headerLength(bytes);
+  auto header = nlohmann::json::parse(bytes.substr(8, n));
+  edit(header);
+  writeFile(path, safetensorsBytes(header.dump(), bytes.substr(8 + n)));
+}
+
+void fillF32Tensor(const fs::path& path, const std::string& name, float value) {
+  auto bytes = readFile(path);
+  const auto n = headerLength(bytes);
+  const auto entry = nlohmann::json::parse(bytes.substr(8, n)).at(name);
+  if (entry.at("dtype") != "F32") throw std::invalid_argument(name + " is not F32");
+  const auto begin = entry.at("data_offsets")[0].get<size_t>(), end = entry.at("data_offsets")[1].get<size_t>();
+  for (size_t at = begin; at < end; at += sizeof(float)) std::memcpy(&bytes[8 + n + at], &value, sizeof(float));
+  writeFile(path, bytes);
+}
+
 fs::path copyFixtureModel(const std::string& name, const fs::path& into) {
   const fs::path target = into / name;
   fs::copy(sharedDir() / "fixtures" / "models" / name, target, fs::copy_options::recursive);
@@ -66,12 +95,12 @@ CommandResult runPosgeom(const std::vector<std::string>& args, const std::string
   return runProgram(POSGEOM_BINARY, args, stdin_text);
 }
 
-CommandResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text) {
-  ScratchDir scratch;
-  const auto out_path = scratch / "stdout", err_path = scratch / "stderr", in_path = scratch / "stdin";
+RunningProgram::RunningProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text)
+    : scratch_(std::make_unique<ScratchDir>()) {
+  const auto out_path = *scratch_ / "stdout", err_path = *scratch_ / "stderr", in_path = *scratch_ / "stdin";
   writeFile(in_path, stdin_text);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
+  pid_ = ::fork();
+  if (pid_ == 0) {
     std::vector<std::string> argv_storage{program};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -83,13 +112,30 @@ CommandResult runProgram(const std::string& program, const std::vector<std::stri
     ::execv(program.c_str(), argv.data());
     _exit(127);
   }
+}
+
+RunningProgram::~RunningProgram() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    wait();
+  }
+}
+
+void RunningProgram::signal(int sig) { ::kill(pid_, sig); }
+
+CommandResult RunningProgram::wait() {
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = readFile(out_path);
-  r.err = readFile(err_path);
+  r.out = readFile(*scratch_ / "stdout");
+  r.err = readFile(*scratch_ / "stderr");
   return r;
+}
+
+CommandResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text) {
+  return RunningProgram(program, args, stdin_text).wait();
 }
 
 }  // namespace posgeom::testing

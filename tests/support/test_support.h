@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,20 @@ struct CommandResult {
 };
 // Runs the posgeom executable built with the tests, with `stdin_text` on its standard input.
 CommandResult runPosgeom(const std::vector<std::string>& args, const std::string& stdin_text = "");
+// A program started in the background, for tests that signal it part-way.
+class RunningProgram {
+ public:
+  RunningProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text = "");
+  ~RunningProgram();  // kills it if it still runs
+  RunningProgram(const RunningProgram&) = delete;
+  RunningProgram& operator=(const RunningProgram&) = delete;
+  void signal(int sig);
+  CommandResult wait();
+
+ private:
+  std::unique_ptr<ScratchDir> scratch_;
+  int pid_ = -1;
+};
 // Runs any executable (absolute path) the same way.
 CommandResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text = "");
 
@@ -42,6 +59,10 @@ void writeFile(const std::filesystem::path& path, const std::string& bytes);
 // A raw safetensors image: 8-byte length (the real one unless `claimed_length` is given),
 // the header text as is, then the data bytes. For building malformed files.
 std::string safetensorsBytes(const std::string& header, const std::string& data, long long claimed_length = -1);
+// Rewrites a safetensors file's header JSON, keeping its data section as it is.
+void rewriteSafetensorsHeader(const std::filesystem::path& path, const std::function<void(nlohmann::json&)>& edit);
+// Sets every value of an F32 tensor of a safetensors file.
+void fillF32Tensor(const std::filesystem::path& path, const std::string& name, float value);
 // Copies a fixture model directory so a test can damage it.
 std::filesystem::path copyFixtureModel(const std::string& name, const std::filesystem::path& into);
 

@@ -38,8 +38,12 @@ class Accumulator final : public model::LayerObserver {
   // After a batch's forward pass: throws InputError naming the first hidden state that held
   // NaN or Inf (one device synchronisation per batch).
   void checkFinite() const;
-  // Copies the statistics to the host (once, at the end).
+  // Copies the statistics to the host (at the end, and for each saved state).
   std::vector<LayerStatistics> statistics() const;
+  // Continues from statistics() of an earlier run with the same options: the sums are
+  // float64 both ways, so the next batches add to exactly the numbers they would have.
+  // Throws InputError naming `where` when layers or shapes differ.
+  void restore(const std::vector<LayerStatistics>& saved, const std::string& where);
 
  private:
   struct Layer;

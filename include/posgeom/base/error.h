@@ -14,4 +14,15 @@ class InputError : public std::runtime_error {
       : std::runtime_error(where.empty() ? what : where + ": " + what) {}
 };
 
+// A long run stopped before its end, on a signal or as asked, with its state saved
+// to resume from. Exit code: 128 + the signal, or 0 for a planned stop.
+class RunStopped : public std::runtime_error {
+ public:
+  RunStopped(const std::string& what, int exit_code) : std::runtime_error(what), exit_code_(exit_code) {}
+  int exitCode() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
 }  // namespace posgeom

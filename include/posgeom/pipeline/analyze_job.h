@@ -47,8 +47,15 @@ struct AnalyzeJob {
   ReportOptions report;
   std::filesystem::path out = "posgeom-report";
   bool force = false;                    // write into an --out that is not empty
+  std::filesystem::path resume;          // a stopped run's --out: continue it there
+  int64_t save_every = 0;                // save the state every this many windows; 0: every 10 minutes
+  int64_t stop_after = 0;                // stop (state saved, to resume) after this many windows
+  std::string max_memory;                // "16G": the most the pass may use; empty: what the device has
 };
 
+// A run stopped by SIGINT or SIGTERM (or --stop-after) saves its state in --out and
+// throws RunStopped; the same job with `resume` = that directory continues it and gives
+// exactly the numbers of a run never stopped (same threads and device).
 // Without a model (and without activations) the bundled default model is analysed
 // (models/default, or $POSGEOM_DEFAULT_MODEL); without a corpus, kDefaultCorpus.
 void runAnalyzeJob(const AnalyzeJob& job);

@@ -1,0 +1,76 @@
+#include "posgeom/pipeline/memory_estimate.h"
+
+#include "posgeom/base/error.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+model::ModelConfig gpt2Small() {
+  model::ModelConfig c;
+  c.hidden_size = 768;
+  c.num_heads = 12;
+  c.num_layers = 12;
+  c.intermediate_size = 3072;
+  c.vocab_size = 50257;
+  return c;
+}
+
+TEST(MemoryEstimate, CountsTheLargestPartsByHand) {
+  pipeline::PassShape s;
+  s.batch = 8;
+  s.seq_len = 512;
+  s.layers_kept = 13;
+  const auto e = pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s);
+  EXPECT_EQ(e.weights, 496'000'000);
+  // One block for 4096 tokens: scores and probabilities 2 x 8 x 12 x 512^2 floats (201 MB),
+  // 7 d-wide and 2 ff-wide float temporaries per token (189 MB), and the accumulator's two
+  // float64 copies and one float32 copy of a hidden state (63 MB).
+  EXPECT_EQ(e.activations, 2LL * 8 * 12 * 512 * 512 * 4 + 4096LL * (7 * 768 + 2 * 3072) * 4 + 4096LL * 768 * (8 + 8 + 4));
+  // Per layer in float64: position sums (511 x d), two d x d moments, 4096 context means
+  // and 4 reservoir sequences; twice, for the host copy while a state is saved.
+  const int64_t per_layer = 8LL * (511 * 768 + 2 * 768 * 768 + 4096 * 768 + 4 * 511 * 768);
+  EXPECT_EQ(e.statistics, 2 * 13 * per_layer);
+  EXPECT_EQ(e.total(), e.runtime + e.weights + e.activations + e.statistics);
+  s.second_moment = false;
+  EXPECT_EQ(pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 8 * 768 * 768);
+  s.heads = true;
+  EXPECT_GT(pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 8 * 768 * 768);
+}
+
+TEST(MemoryEstimate, LargestBatchIsTheLastThatFits) {
+  pipeline::PassShape s;
+  s.batch = 64;
+  s.seq_len = 1024;
+  s.layers_kept = 13;
+  const auto config = gpt2Small();
+  auto total = [&](int64_t b) {
+    auto t = s;
+    t.batch = b;
+    return pipeline::estimatePassMemory(config, 124'000'000, t).total();
+  };
+  const int64_t limit = total(10) + 1;
+  EXPECT_EQ(pipeline::largestBatchWithin(config, 124'000'000, s, limit), 10);
+  EXPECT_EQ(pipeline::largestBatchWithin(config, 124'000'000, s, total(64)), 64);
+  EXPECT_EQ(pipeline::largestBatchWithin(config, 124'000'000, s, total(1) - 1), 0);
+}
+
+TEST(MemoryEstimate, SizesParseAndPrint) {
+  EXPECT_EQ(pipeline::parseByteSize("123", "x"), 123);
+  EXPECT_EQ(pipeline::parseByteSize("800M", "x"), 800LL << 20);
+  EXPECT_EQ(pipeline::parseByteSize("16G", "x"), 16LL << 30);
+  EXPECT_EQ(pipeline::parseByteSize("1.5GiB", "x"), 3LL << 29);
+  EXPECT_EQ(pipeline::parseByteSize("2kb", "x"), 2048);
+  for (const char* bad : {"", "G", "-1G", "12Q", "1e30T", "0"}) EXPECT_THROW(pipeline::parseByteSize(bad, "x"), InputError) << bad;
+  EXPECT_EQ(pipeline::formatBytes(512), "512 B");
+  EXPECT_EQ(pipeline::formatBytes(3LL << 29), "1.5 GiB");
+}
+
+TEST(MemoryEstimate, TheCpuHasSomeMemoryAvailable) {
+  const auto cpu = pipeline::availableMemory("cpu");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_GT(*cpu, 64LL << 20);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
