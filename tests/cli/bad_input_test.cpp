@@ -1,0 +1,343 @@
+// docs/bad-input.md, row by row: every kind of bad input gets its documented answer,
+// exit code 2 with one error line naming the file and the fault, and nothing half-written.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <set>
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+using Args = std::vector<std::string>;
+
+struct BadInput {
+  std::string id;  // the row's case in docs/bad-input.md
+  // Prepares files under `dir` and returns the posgeom arguments (without --out).
+  std::function<Args(const fs::path& dir)> setup;
+  int exit_code = 2;
+  std::string says;  // in the error line, or on stderr for exit 0
+  std::function<void(const fs::path& out)> check = nullptr;  // more, on the output
+  std::string file_size_limit;  // ulimit -f for the run, in KiB
+};
+
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.id; }
+
+BadInput row(std::string id, std::function<Args(const std::filesystem::path&)> setup, int exit_code, std::string says,
+             std::function<void(const std::filesystem::path&)> check = nullptr, std::string file_size_limit = "") {
+  return {std::move(id), std::move(setup), exit_code, std::move(says), std::move(check), std::move(file_size_limit)};
+}
+
+const fs::path kDefaultModel = fs::path(POSGEOM_SOURCE_DIR) / "models/default";
+fs::path fixtureModel(const std::string& name) { return sharedDir() / "fixtures/models" / name; }
+
+// `args` with each "--option value" (or flag) of `more` set: replaced where present, else added.
+Args with(Args args, const Args& more) {
+  for (size_t i = 0; i < more.size(); ++i) {
+    const bool has_value = i + 1 < more.size() && more[i + 1].rfind("--", 0) != 0;
+    const auto at = std::find(args.begin(), args.end(), more[i]);
+    if (at == args.end()) {
+      args.push_back(more[i]);
+      if (has_value) args.push_back(more[i + 1]);
+    } else if (has_value) {
+      *(at + 1) = more[i + 1];
+    }
+    if (has_value) ++i;
+  }
+  return args;
+}
+// The bundled default model (87 character ids) on a text file: the cheapest real run.
+Args onText(const fs::path& corpus, const Args& more = {}) {
+  return with({"analyze", "--model", kDefaultModel.string(), "--corpus", corpus.string(), "--seq-len", "16", "--screenot-k", "3"}, more);
+}
+// A model (tiny-gpt2 by default, copied when it is to be damaged) on random ids.
+Args onRandomIds(const fs::path& model, const Args& more = {}) {
+  return with({"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "2", "--seq-len", "16", "--screenot-k", "3"},
+              more);
+}
+fs::path damagedGpt2(const fs::path& dir, const std::function<void(const fs::path&)>& damage) {
+  const auto model = copyFixtureModel("tiny-gpt2", dir);
+  damage(model);
+  return model;
+}
+void editConfig(const fs::path& model, const std::function<void(nlohmann::json&)>& edit) {
+  auto c = nlohmann::json::parse(readFile(model / "config.json"));
+  edit(c);
+  writeFile(model / "config.json", c.dump());
+}
+fs::path textFile(const fs::path& dir, const std::string& name, const std::string& text) {
+  writeFile(dir / name, text);
+  return dir / name;
+}
+std::string prose(int characters) {
+  std::string s;
+  while (static_cast<int>(s.size()) < characters) s += "the quick brown fox jumps over the lazy dog. ";
+  return s.substr(0, static_cast<size_t>(characters));
+}
+std::string jsonLines(bool with_broken_row) {
+  std::string rows;
+  for (int i = 0; i < 4; ++i) {
+    rows += nlohmann::json{{"text", prose(200)}}.dump() + "\n";
+    if (i == 0 && with_broken_row) rows += "{broken\n";
+  }
+  return rows;
+}
+// A pre-tokenized uint16 .bin of 300 ids, the last one `last`.
+fs::path idsFile(const fs::path& dir, uint16_t last) {
+  std::string bytes;
+  for (int i = 0; i < 300; ++i) {
+    const uint16_t id = i == 299 ? last : 5;
+    bytes.push_back(static_cast<char>(id & 0xff));
+    bytes.push_back(static_cast<char>(id >> 8));
+  }
+  return textFile(dir, "ids.bin", bytes);
+}
+nlohmann::json summaryIn(const fs::path& out) { return nlohmann::json::parse(readFile(out / "summary.json")); }
+
+// A first run stopped after two windows in `dir`/out, for the --resume rows.
+Args stoppedRun(const fs::path& dir, const fs::path& corpus) {
+  const auto first = onText(corpus, {"--batch-size", "2", "--stop-after", "2", "--out", (dir / "out").string()});
+  const auto r = runPosgeom(first);
+  if (r.exit_code != 0) ADD_FAILURE() << r.err;
+  return onText(corpus, {"--batch-size", "2", "--resume", (dir / "out").string()});
+}
+
+std::vector<BadInput> cases() {
+  std::vector<BadInput> c;
+  c.push_back(row("model-dir-missing", [](const fs::path& d) { return onRandomIds(d / "none"); }, 2, "model directory does not exist"));
+  c.push_back(row("model-file-unreadable",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) {
+                   fs::remove(m / "config.json");
+                   fs::create_directory(m / "config.json");
+                 }));
+               },
+               2, "config.json: is not a regular file"));
+  c.push_back(row("config-not-json",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) { writeFile(m / "config.json", "{\"model_type\": \"gpt2\","); }));
+               },
+               2, "config.json: invalid JSON at byte"));
+  c.push_back(row("config-missing-key",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j.erase("n_embd"); }); }));
+               },
+               2, "config.json: missing key 'n_embd' or 'hidden_size'"));
+  c.push_back(row("config-contradictory",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["n_head"] = 5; }); }));
+               },
+               2, "config.json: hidden size 64 is not divisible by the 5 attention heads"));
+  c.push_back(row("model-type-unsupported",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["model_type"] = "t5"; }); }));
+               },
+               2, "config.json: unsupported model_type 't5' (supported: bert, bloom, gpt2, llama)"));
+  c.push_back(row("weights-missing",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) { fs::remove(m / "model.safetensors"); }));
+               },
+               2, "tiny-gpt2: no model weights found"));
+  c.push_back(row("weights-wrong-shape",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["n_embd"] = 32; }); }));
+               },
+               2, "model.safetensors: tensor 'wte.weight' has shape [1000, 64] but"));
+  c.push_back(row("safetensors-huge-header",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) {
+                   auto bytes = readFile(m / "model.safetensors");
+                   const uint64_t claimed = uint64_t{5} << 30;
+                   for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((claimed >> (8 * i)) & 0xff);
+                   writeFile(m / "model.safetensors", bytes);
+                 }));
+               },
+               2, "model.safetensors: header length 5368709120 runs past the end of the file"));
+  c.push_back(row("safetensors-truncated",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) {
+                   fs::resize_file(m / "model.safetensors", fs::file_size(m / "model.safetensors") / 2);
+                 }));
+               },
+               2, "bytes of data"));
+  c.push_back(row("weights-nan",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) {
+                   fillF32Tensor(m / "model.safetensors", "ln_f.weight", std::numeric_limits<float>::quiet_NaN());
+                 }));
+               },
+               2, "model.safetensors: tensor 'ln_f.weight' holds NaN or Inf"));
+  c.push_back(row("activations-nan",
+               [](const fs::path& d) {
+                 // Finite weights whose product overflows float32 in block 1's MLP.
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) {
+                   fillF32Tensor(m / "model.safetensors", "h.1.mlp.c_fc.weight", 1e30f);
+                   fillF32Tensor(m / "model.safetensors", "h.1.mlp.c_proj.weight", 1e30f);
+                 }));
+               },
+               2, "hidden.2: NaN or Inf in the activations (first at this hidden state, in the batch from window 0)"));
+  c.push_back(row("tokenizer-missing",
+               [](const fs::path& d) {
+                 return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus",
+                             textFile(d, "a.txt", prose(500)).string()};
+               },
+               2, "tiny-gpt2: no tokenizer found"));
+  c.push_back(row("tokenizer-malformed",
+               [](const fs::path& d) {
+                 fs::copy(kDefaultModel, d / "m", fs::copy_options::recursive);
+                 writeFile(d / "m/tokenizer.json", "{\"model\": {");
+                 return onText(textFile(d, "a.txt", prose(500)), {"--model", (d / "m").string()});
+               },
+               2, "m/tokenizer.json: invalid JSON at byte"));
+  c.push_back(row("tokenizer-vocab-mismatch",
+               [](const fs::path& d) {
+                 return onText(textFile(d, "a.txt", prose(500)), {"--tokenizer", (sharedDir() / "data/tokenizers/gpt2").string()});
+               },
+               2, "gpt2: the tokenizer's 50257 ids do not fit the model's embedding of 87"));
+  c.push_back(row("seq-len-learned",
+               [](const fs::path&) { return onRandomIds(fixtureModel("tiny-gpt2"), {"--seq-len", "300"}); }, 2,
+               "--seq-len: 300 exceeds the model's 128 learned positions"));
+  c.push_back(row("seq-len-relative",
+               [](const fs::path&) { return onRandomIds(fixtureModel("tiny-llama"), {"--seq-len", "300", "--layer", "1"}); }, 0,
+               "warning: --seq-len 300 is beyond the 256 positions the model was trained on (RoPE positions extrapolate)",
+               [](const fs::path& out) { EXPECT_EQ(summaryIn(out)["seq_len"], 300); }));
+  c.push_back(row("corpus-missing", [](const fs::path& d) { return onText(d / "none.txt"); }, 2, "none.txt: corpus does not exist"));
+  c.push_back(row("corpus-empty", [](const fs::path& d) { return onText(textFile(d, "a.txt", "")); }, 2,
+               "a.txt: corpus has 0 tokens, fewer than one window of 16"));
+  c.push_back(row("corpus-shorter-than-window", [](const fs::path& d) { return onText(textFile(d, "a.txt", "hello world!"), {"--seq-len", "64"}); },
+               2, "a.txt: corpus has 12 tokens, fewer than one window of 64"));
+  c.push_back(row("corpus-invalid-utf8",
+               [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(100) + "\xff\xfe" + prose(100) + "\xc3")); }, 0,
+               "warning: 3 invalid UTF-8 sequences were replaced",
+               // \xff, \xfe, and the cut-off \xc3
+               [](const fs::path& out) { EXPECT_EQ(summaryIn(out)["data"]["invalid_utf8_replaced"], 3); }));
+  c.push_back(row("ids-out-of-range", [](const fs::path& d) { return onText(idsFile(d, 200)); }, 2,
+               "ids.bin: token id 200 at offset 299 is outside the vocabulary of 87"));
+  c.push_back(row("ids-truncated", [](const fs::path& d) { return onText(textFile(d, "ids.bin", "abc")); }, 2,
+               "ids.bin: file size is not a multiple of the 2-byte token size"));
+  c.push_back(row("jsonl-malformed", [](const fs::path& d) { return onText(textFile(d, "rows.jsonl", jsonLines(true))); }, 0,
+               "warning: 1 malformed JSON Lines rows were skipped",
+               [](const fs::path& out) {
+                 const auto data = summaryIn(out)["data"];
+                 EXPECT_EQ(data["skipped_rows"], 1);
+                 EXPECT_EQ(data["documents"], 4);
+               }));
+  c.push_back(row("jsonl-malformed-strict",
+               [](const fs::path& d) { return onText(textFile(d, "rows.jsonl", jsonLines(true)), {"--strict"}); }, 2,
+               "rows.jsonl: line 2 is not a JSON object"));
+  c.push_back(row("out-not-empty",
+               [](const fs::path& d) {
+                 fs::create_directories(d / "out");
+                 writeFile(d / "out/notes.txt", "mine");
+                 return onText(textFile(d, "a.txt", prose(500)));
+               },
+               2, "out: exists and is not empty; pass --force to write into it",
+               [](const fs::path& out) { EXPECT_EQ(readFile(out / "notes.txt"), "mine"); }));
+  c.push_back(row("disk-full", [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(2000))); }, 2,
+               "out/state.safetensors: cannot write: File too large", nullptr, "64"));
+  c.push_back(row("memory-exceeded", [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--max-memory", "1K"}); },
+               2, "but 1.0 KiB is allowed (--max-memory); not even one window fits"));
+  c.push_back(row("memory-batch-too-large",
+               [](const fs::path&) { return onRandomIds(fixtureModel("tiny-gpt2"), {"--batch-size", "100000", "--num-seqs", "100000", "--seq-len", "128", "--max-memory", "2G"}); },
+               2, "is allowed (--max-memory); --batch-size "));
+  c.push_back(row("screenot-k-too-large",
+               [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--screenot-k", "100"}); }, 2,
+               "--screenot-k: 100 is too large: it must be below min(rows, cols) = 15"));
+  c.push_back(row("unknown-option", [](const fs::path& d) { return onText(d / "a.txt", {"--no-such-option"}); }, 2,
+               "The following argument was not expected: --no-such-option (see --help)"));
+  c.push_back(row("resume-nothing-saved",
+               [](const fs::path& d) {
+                 fs::create_directories(d / "out");
+                 return onText(textFile(d, "a.txt", prose(500)), {"--resume", (d / "out").string()});
+               },
+               2, "out: holds no state.safetensors to resume from"));
+  c.push_back(row("resume-other-settings",
+               [](const fs::path& d) {
+                 return with(stoppedRun(d, textFile(d, "a.txt", prose(500))), {"--seq-len", "32"});
+               },
+               2, "out/state.safetensors: was saved by a run with other settings: seq_len (saved 16, now 32)"));
+  c.push_back(row("resume-other-corpus",
+               [](const fs::path& d) {
+                 const auto corpus = textFile(d, "a.txt", prose(500));
+                 auto args = stoppedRun(d, corpus);
+                 writeFile(corpus, "THE QUICK " + prose(490));
+                 return args;
+               },
+               2, "a.txt: is not the corpus the saved run read (its tokens differ)"));
+  return c;
+}
+
+class BadInputRow : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputRow, GetsItsDocumentedAnswer) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  POSGEOM_REQUIRE_SHARED("data/tokenizers/gpt2");
+  const auto& c = GetParam();
+  ScratchDir s;
+  auto args = c.setup(s.path());
+  const bool resumes = std::find(args.begin(), args.end(), "--resume") != args.end();
+  if (!resumes) args.insert(args.end(), {"--out", (s / "out").string()});
+  args.push_back("-q");
+  // A written file of more than the limit fails with EFBIG, as on a full disk.
+  const auto r = c.file_size_limit.empty()
+                     ? runPosgeom(args)
+                     : runProgram("/bin/sh", [&] {
+                         Args sh{"-c", "ulimit -f " + c.file_size_limit + " && exec \"$0\" \"$@\"", POSGEOM_BINARY};
+                         sh.insert(sh.end(), args.begin(), args.end());
+                         return sh;
+                       }());
+  ASSERT_EQ(r.exit_code, c.exit_code) << r.err;
+  if (c.exit_code == 2) {
+    ASSERT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("posgeom: error: ", 0), 0u) << r.err;
+    // Nothing half-written: no report, no temporary file; a state only where one was saved before.
+    if (fs::exists(s / "out"))
+      for (const auto& e : fs::directory_iterator(s / "out")) {
+        const auto name = e.path().filename().string();
+        EXPECT_TRUE(name == "notes.txt" || (resumes && name == "state.safetensors")) << "left behind: " << name;
+      }
+  } else {
+    EXPECT_TRUE(fs::exists(s / "out/summary.json"));
+  }
+  EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  if (c.check) c.check(s / "out");
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, BadInputRow, ::testing::ValuesIn(cases()), [](const auto& row_info) {
+  std::string name = row_info.param.id;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
+
+TEST(BadInputTable, EveryRowHasACaseAndEveryCaseARow) {
+  std::ifstream doc(fs::path(POSGEOM_SOURCE_DIR) / "docs/bad-input.md");
+  ASSERT_TRUE(doc) << "docs/bad-input.md is missing";
+  std::set<std::string> rows, tested;
+  for (std::string line; std::getline(doc, line);)
+    if (line.rfind("| `", 0) == 0) rows.insert(line.substr(3, line.find('`', 3) - 3));
+  for (const auto& c : cases()) tested.insert(c.id);
+  EXPECT_EQ(rows, tested);
+  EXPECT_GE(rows.size(), 30u);
+}
+
+TEST(BadInputTable, TheSuggestedBatchSizeFits) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  // The estimate counts the windows a batch will really hold: at most --num-seqs.
+  const auto args = onRandomIds(fixtureModel("tiny-gpt2"), {"--seq-len", "128", "--max-memory", "600M", "-q", "--num-seqs", "100000"});
+  const auto r = runPosgeom(with(args, {"--batch-size", "100000", "--out", (s / "a").string()}));
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  const auto at = r.err.find("--batch-size ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const long fits = std::stol(r.err.substr(at + 13));
+  EXPECT_GT(fits, 1);
+  EXPECT_LT(fits, 100000);
+  // It fits (one batch of it runs), and one more window would not.
+  const auto ok = runPosgeom(with(args, {"--batch-size", std::to_string(fits), "--num-seqs", std::to_string(fits), "--out", (s / "b").string()}));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(runPosgeom(with(args, {"--batch-size", std::to_string(fits + 1), "--out", (s / "c").string()})).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
