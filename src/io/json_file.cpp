@@ -5,12 +5,21 @@
 
 namespace posgeom::io {
 
+std::string jsonErrorMessage(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const auto end = what.find("] ");
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
+
 nlohmann::json readJsonFile(const std::filesystem::path& path) {
   const std::string text = readWholeFile(path);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path.string(), "invalid JSON at byte " + std::to_string(e.byte));
+  } catch (const nlohmann::json::exception& e) {
+    // A number beyond double (1e405) is out_of_range, not parse_error (found by fuzzing).
+    throw InputError(path.string(), "invalid JSON: " + jsonErrorMessage(e));
   }
 }
 

@@ -37,7 +37,12 @@ ModelConfig loadModelConfig(const std::filesystem::path& model_dir) {
   const auto config = io::JsonConfig::load(path);
   if (!config.has("model_type")) config.fail("missing key 'model_type'");
   const auto type = config.string({"model_type"}, "");
-  auto parsed = architectureFor(type, path.string()).parse_config(config);
+  ModelConfig parsed;
+  try {
+    parsed = architectureFor(type, path.string()).parse_config(config);
+  } catch (const nlohmann::json::exception& e) {
+    config.fail("a value of the wrong kind: " + io::jsonErrorMessage(e));
+  }
   parsed.model_type = type;
   parsed.source = path;
   parsed.stored_dtype = config.string({"torch_dtype"}, "");

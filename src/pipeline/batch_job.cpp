@@ -249,6 +249,8 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
                                 " numbers within tolerance of " + run.reference.filename().string();
         io::writeTextFileAtomically(job.out / "check.txt", report::formatCheck(rows, true));
       }
+    } catch (const RunStopped&) {
+      throw;  // Ctrl-C stops the sweep, not only the run in hand
     } catch (const InputError& e) {
       outcome = {"skipped", e.what(), std::nullopt, ""};
       spdlog::warn("{} skipped: {}", run.name, e.what());

@@ -209,6 +209,13 @@ class Parser {
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& file) { return Parser(file).parse(); }
+std::unique_ptr<Tokenizer> loadTokenizerJson(const std::filesystem::path& file) {
+  try {
+    return Parser(file).parse();
+  } catch (const nlohmann::json::exception& e) {
+    // A value of the wrong type or a missing key anywhere in the file (found by fuzzing).
+    throw InputError(file.string(), "not a tokenizer.json posgeom can read: " + io::jsonErrorMessage(e));
+  }
+}
 
 }  // namespace posgeom::tokenize

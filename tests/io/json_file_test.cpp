@@ -17,6 +17,18 @@ TEST(JsonFile, InvalidJsonNamesTheFileAndByte) {
   }
 }
 
+TEST(JsonFile, ANumberBeyondDoubleIsABadInputNotACrash) {
+  // Found by fuzzing config.json: nlohmann throws out_of_range, not parse_error, for it.
+  ScratchDir s;
+  writeFile(s / "config.json", "{\"layer_norm_epsilon\": 1e405}");
+  try {
+    io::readJsonFile(s / "config.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (s / "config.json").string() + ": invalid JSON: number overflow parsing '1e405'");
+  }
+}
+
 TEST(JsonFile, UnreadableFile) { EXPECT_THROW(io::readJsonFile("/nonexistent/config.json"), InputError); }
 
 TEST(JsonConfig, AliasesDefaultsAndTypes) {

@@ -134,5 +134,21 @@ TEST(TokenizerJson, UnsupportedComponentsAreNamed) {
   EXPECT_THROW(tokenize::loadTokenizerJson(s / "tokenizer.json"), InputError);
 }
 
+TEST(TokenizerJson, ValuesOfTheWrongKindAreABadInputNotACrash) {
+  // Found by fuzzing: a post-processor's special_tokens that is not an object made
+  // nlohmann throw type_error, which left as an internal error (exit 3).
+  ScratchDir s;
+  const auto file = s / "tokenizer.json";
+  writeFile(file, R"({"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "[CLS]": 1}},
+    "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}],
+                       "special_tokens": {"[CLS]": null}}})");
+  try {
+    tokenize::loadTokenizerJson(file);
+    FAIL() << "must be refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ": not a tokenizer.json posgeom can read: ", 0), 0u) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -14,6 +14,10 @@ nlohmann::json readJsonFile(const std::filesystem::path& path);
 
 // A config.json read with its path kept for messages. Keys may have aliases
 // (GPT-2's n_embd is BERT's hidden_size); the first present one is used.
+// nlohmann's message without its "[json.exception.type_error.302] " prefix: for the
+// InputError when a file's JSON has the wrong shape for its reader.
+std::string jsonErrorMessage(const nlohmann::json::exception& e);
+
 class JsonConfig {
  public:
   JsonConfig(nlohmann::json json, std::filesystem::path path) : json_(std::move(json)), path_(std::move(path)) {}
