@@ -10,14 +10,11 @@ void modelConfig(const uint8_t* data, std::size_t size) {
   std::filesystem::create_directories(dir);
   writeBytes(dir / "config.json", data, size);
   const auto config = model::loadModelConfig(dir);
-  int64_t parameters = 0;
+  int64_t parameters = 0;  // what the memory estimate computes from them
   for (const auto& spec : model::architectureFor(config.model_type, "").tensors(config)) {
-    int64_t n = 1;
-    for (int64_t v : spec.shape) {
+    for (int64_t v : spec.shape)
       if (v <= 0) __builtin_trap();  // a validated config gives positive shapes
-      n *= v;
-    }
-    parameters += n;
+    parameters += spec.numel();
   }
   (void)parameters;
 }

@@ -40,9 +40,7 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
   writer.setMetadata("generator", "posgeom random-model");
   for (const auto& t : arch.tensors(config)) {
     if (t.optional) continue;
-    int64_t n = 1;
-    for (int64_t d : t.shape) n *= d;
-    std::vector<float> values(static_cast<size_t>(n), t.init == TensorSpec::Init::kOnes ? 1.0f : 0.0f);
+    std::vector<float> values(static_cast<size_t>(t.numel()), t.init == TensorSpec::Init::kOnes ? 1.0f : 0.0f);
     if (t.init == TensorSpec::Init::kNormal)
       for (auto& v : values) v = normal(rng);
     writer.addF32(t.name, t.shape, values);

@@ -74,6 +74,13 @@ metrics::LayerMetricsOptions metricOptions(const ReportOptions& r) {
   return o;
 }
 
+// The positional basis is [positions, dim]: refuse a --screenot-k it cannot take before
+// the pass rather than after it.
+void checkScreeNotFits(const ReportOptions& r, int64_t positions, int64_t dim) {
+  const auto o = metricOptions(r);
+  metrics::checkScreeNotRank(o.screenot_k, o.screenot_strategy, std::min(positions, dim));
+}
+
 void writeReport(const anova::AnalysisState& state, const ReportOptions& options, const fs::path& out,
                  const std::vector<heads::HeadReport>& head_reports = {}) {
   const auto t0 = Clock::now();
@@ -168,8 +175,7 @@ anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
     if (t.sizes() != first.sizes()) throw InputError(job.activations.string(), "layers differ in shape");
   const int64_t n = first.size(0), seq_len = first.size(1), dim = first.size(2);
   if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
-  metrics::checkScreeNotRank(job.report.screenot_k, metrics::parseScreeNotStrategy(job.report.screenot_strategy),
-                             std::min(seq_len - job.skip_first, dim));
+  checkScreeNotFits(job.report, seq_len - job.skip_first, dim);
   anova::AccumulatorOptions options;
   options.layers = parseLayers(job.layers, static_cast<int64_t>(per_layer.size()));
   options.skip_first = job.skip_first;
@@ -223,11 +229,8 @@ std::string firstDifference(const nlohmann::json& saved, const nlohmann::json& n
 void checkMemory(const AnalyzeJob& job, const model::ModelConfig& config, const model::Numerics& numerics,
                  const anova::AccumulatorOptions& options, int64_t seq_len) {
   int64_t parameters = 0;
-  for (const auto& spec : model::architectureFor(config.model_type, config.source.string()).tensors(config)) {
-    int64_t n = 1;
-    for (int64_t v : spec.shape) n *= v;
-    parameters += n;
-  }
+  for (const auto& spec : model::architectureFor(config.model_type, config.source.string()).tensors(config))
+    parameters += spec.numel();
   PassShape shape;
   shape.batch = job.num_seqs > 0 ? std::min(job.batch_size, job.num_seqs) : job.batch_size;
   shape.seq_len = seq_len;
@@ -286,8 +289,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   if (job.save_every < 0 || job.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
   if (job.sampling != "sequential" && job.sampling != "random")
     throw InputError("--sampling", "'" + job.sampling + "' (use sequential or random)");
-  metrics::checkScreeNotRank(job.report.screenot_k, metrics::parseScreeNotStrategy(job.report.screenot_strategy),
-                             std::min(seq_len - job.skip_first, model_config.hidden_size));
+  checkScreeNotFits(job.report, seq_len - job.skip_first, model_config.hidden_size);
 
   anova::AccumulatorOptions options;
   options.layers = parseLayers(job.layers, model_config.num_layers + 1);

@@ -24,6 +24,12 @@ struct TensorSpec {
   std::vector<int64_t> shape;
   Init init = Init::kNormal;
   bool optional = false;  // e.g. an untied LM head, BERT's MLM head
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t v : shape) n *= v;
+    return n;
+  }
 };
 
 struct Architecture {
