@@ -25,7 +25,9 @@ void addAnalyzeOptions(CLI::App* sub, pipeline::AnalyzeJob& job_ref) {
   sub->add_option("--layer", job->layers, "all, or hidden-state indices like 0,3,5")->capture_default_str();
   sub->add_option("--seq-len", job->seq_len, "window length T (default: min(512, model maximum))");
   sub->add_option("--num-seqs", job->num_seqs, "number of windows (default: all)");
-  sub->add_option("--batch-size", job->batch_size)->capture_default_str();
+  sub->add_option("--batch-size", job->batch_size,
+                  "windows per forward pass (0: chosen, about 2048 tokens on a CPU, 32768 on a GPU, within memory)")
+      ->capture_default_str();
   sub->add_option("--skip-first", job->skip_first, "positions dropped from every statistic")->capture_default_str();
   sub->add_option("--device", job->device, "cpu, cuda or cuda:N")->capture_default_str();
   sub->add_option("--dtype", job->dtype, "float32, bfloat16 or float16")->capture_default_str();
@@ -98,6 +100,7 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
                         job->corpus.seed = job->seed;
                         pipeline::runAnalyzeJob(*job);
                       }});
+  commands.back().runs_model = true;
 
   struct BaselineOptions {
     int64_t dim = 768;

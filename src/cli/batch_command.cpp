@@ -35,6 +35,7 @@ void addBatchCommand(CLI::App& app, std::vector<Command>& commands, int& exit_co
                         std::cout << ok << " of " << outcomes.size() << " runs completed" << (ok < outcomes.size() ? " (see " : " in ")
                                   << (sweep.out / "table.md").string() << (ok < outcomes.size() ? ")" : "") << "\n";
                       }});
+  commands.back().runs_model = true;
 }
 
 }  // namespace posgeom::cli

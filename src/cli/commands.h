@@ -13,6 +13,7 @@ namespace posgeom::cli {
 struct Command {
   CLI::App* app;
   std::function<void()> run;
+  bool runs_model = false;  // a forward pass: worth restarting for the thread settings
 };
 
 void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands);
@@ -22,6 +23,7 @@ pipeline::AnalyzeJob analyzeJobFromOptions(const std::vector<std::pair<std::stri
                                            const std::string& where);
 // `batch` sets exit_code to 1 when a run was skipped, failed or moved from its reference.
 void addBatchCommand(CLI::App& app, std::vector<Command>& commands, int& exit_code);
+void addBenchCommand(CLI::App& app, std::vector<Command>& commands);
 // `check` sets exit_code to 1 when a number moved.
 void addCheckCommand(CLI::App& app, std::vector<Command>& commands, int& exit_code);
 void addForwardCommand(CLI::App& app, std::vector<Command>& commands);

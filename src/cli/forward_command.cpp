@@ -31,6 +31,7 @@ void addForwardCommand(CLI::App& app, std::vector<Command>& commands) {
                         }
                         model::runForwardJob(*job);
                       }});
+  commands.back().runs_model = true;
 }
 
 }  // namespace posgeom::cli

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   int exit_code = static_cast<int>(ExitCode::kOk);
   posgeom::cli::addAnalyzeCommand(app, commands);
   posgeom::cli::addBatchCommand(app, commands, exit_code);
+  posgeom::cli::addBenchCommand(app, commands);
   posgeom::cli::addCheckCommand(app, commands, exit_code);
   posgeom::cli::addForwardCommand(app, commands);
   posgeom::cli::addInspectCommand(app, commands);
@@ -52,12 +53,15 @@ int main(int argc, char** argv) {
     std::cerr << "posgeom: error: " << e.what() << " (see --help)\n";
     return static_cast<int>(ExitCode::kBadInput);
   }
+  for (const auto& command : commands)
+    if (command.app->parsed() && command.runs_model) posgeom::model::restartWithThreadSettings(argv);
   setUpLogging(quiet && log_level == "info" ? "warn" : log_level);
   // A file-size limit then fails the write (reported, temporary file removed) instead of
   // killing the process with a half-written file.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
-    posgeom::model::configureThreads(threads);
+    const int threads_used = posgeom::model::configureThreads(threads);
+    spdlog::debug("{} intra-op threads; {}", threads_used, posgeom::model::describeThreadSettings());
     posgeom::model::warnIfReferenceBlas();
     for (const auto& command : commands)
       if (command.app->parsed()) command.run();

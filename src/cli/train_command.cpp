@@ -32,6 +32,7 @@ void addTrainCommands(CLI::App& app, std::vector<Command>& commands) {
                         std::cout << "trained " << log.size() << " steps into " << config.run.out.string()
                                   << " (final validation loss " << log.back().validation_loss << ")\n";
                       }});
+  commands.back().runs_model = true;
 
   struct EvalArgs {
     std::filesystem::path model;
@@ -62,6 +63,7 @@ void addTrainCommands(CLI::App& app, std::vector<Command>& commands) {
                         }
                         if (!e->out.empty()) io::writeTextFileAtomically(e->out, csv);
                       }});
+  commands.back().runs_model = true;
 }
 
 }  // namespace posgeom::cli

@@ -52,9 +52,9 @@ nlohmann::json toConfigJson(const ModelConfig& m) {
 std::vector<TensorSpec> tensors(const ModelConfig& m) {
   const int64_t d = m.hidden_size, f = m.intermediate_size;
   TensorSpecs s;
-  s.weight("embeddings.word_embeddings.weight", {m.vocab_size, d})
-      .weight("embeddings.position_embeddings.weight", {m.max_positions, d})
-      .weight("embeddings.token_type_embeddings.weight", {m.type_vocab_size, d})
+  s.table("embeddings.word_embeddings.weight", {m.vocab_size, d})
+      .table("embeddings.position_embeddings.weight", {m.max_positions, d})
+      .table("embeddings.token_type_embeddings.weight", {m.type_vocab_size, d})
       .norm("embeddings.LayerNorm", d);
   for (int64_t i = 0; i < m.num_layers; ++i) {
     const auto l = layer(i);
@@ -70,12 +70,12 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .norm(l + "output.LayerNorm", d);
   }
   // The MLM head, present in BertForMaskedLM / BertForPreTraining checkpoints.
-  s.optionalWeight("cls.predictions.transform.dense.weight", {d, d})
-      .optionalWeight("cls.predictions.transform.dense.bias", {d})
-      .optionalWeight("cls.predictions.transform.LayerNorm.weight", {d})
-      .optionalWeight("cls.predictions.transform.LayerNorm.bias", {d})
-      .optionalWeight("cls.predictions.bias", {m.vocab_size})
-      .optionalWeight("cls.predictions.decoder.weight", {m.vocab_size, d});
+  s.output("cls.predictions.transform.dense.weight", {d, d})
+      .output("cls.predictions.transform.dense.bias", {d})
+      .output("cls.predictions.transform.LayerNorm.weight", {d})
+      .output("cls.predictions.transform.LayerNorm.bias", {d})
+      .output("cls.predictions.bias", {m.vocab_size})
+      .output("cls.predictions.decoder.weight", {m.vocab_size, d});
   return s.take();
 }
 
@@ -112,12 +112,11 @@ class BertModel final : public Model {
   }
 
   ForwardOutputs forward(const ForwardRequest& r) const override {
-    checkIds(r.ids);
     const auto& c = config();
     const auto& num = numerics();
     const bool causal = causalFor(r);
     const int64_t last = lastLayerFor(r);
-    const auto ids = r.ids.to(num.device);
+    const auto ids = idsOnDevice(r.ids);
     const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
     const auto emb = num.round(at::embedding(word_, ids) + at::embedding(position_, positions) + type0_);
     auto x = ops::layerNorm(emb, emb_ln_.w, emb_ln_.b, c.norm_eps, num);

@@ -46,7 +46,7 @@ nlohmann::json toConfigJson(const ModelConfig& m) {
 std::vector<TensorSpec> tensors(const ModelConfig& m) {
   const int64_t d = m.hidden_size, f = m.intermediate_size;
   TensorSpecs s;
-  s.weight("word_embeddings.weight", {m.vocab_size, d}).norm("word_embeddings_layernorm", d);
+  s.table("word_embeddings.weight", {m.vocab_size, d}).norm("word_embeddings_layernorm", d);
   for (int64_t i = 0; i < m.num_layers; ++i) {
     const auto b = block(i);
     s.norm(b + "input_layernorm", d)
@@ -61,10 +61,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .bias(b + "mlp.dense_4h_to_h.bias", d);
   }
   s.norm("ln_f", d);
-  if (m.tie_word_embeddings)
-    s.optionalWeight("lm_head.weight", {m.vocab_size, d});
-  else
-    s.weight("lm_head.weight", {m.vocab_size, d});
+  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
@@ -94,12 +91,11 @@ class BloomModel final : public Model {
   }
 
   ForwardOutputs forward(const ForwardRequest& r) const override {
-    checkIds(r.ids);
     const auto& c = config();
     const auto& num = numerics();
     const bool causal = causalFor(r);
     const int64_t last = lastLayerFor(r);
-    const auto ids = r.ids.to(num.device);
+    const auto ids = idsOnDevice(r.ids);
     const auto bias = ops::alibiBias(slopes_, ids.size(1), num.device);
     auto x = ops::layerNorm(at::embedding(word_, ids), emb_ln_.w, emb_ln_.b, c.norm_eps, num);
     emitHidden(r, 0, x);

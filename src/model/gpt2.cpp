@@ -54,8 +54,8 @@ nlohmann::json toConfigJson(const ModelConfig& m) {
 std::vector<TensorSpec> tensors(const ModelConfig& m) {
   const int64_t d = m.hidden_size, f = m.intermediate_size;
   TensorSpecs s;
-  s.weight("wte.weight", {m.vocab_size, d});
-  if (m.positions == PositionScheme::kLearned) s.weight("wpe.weight", {m.max_positions, d});
+  s.table("wte.weight", {m.vocab_size, d});
+  if (m.positions == PositionScheme::kLearned) s.table("wpe.weight", {m.max_positions, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
     const auto b = block(i);
     s.norm(b + "ln_1", d)
@@ -70,10 +70,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .bias(b + "mlp.c_proj.bias", d);
   }
   s.norm("ln_f", d);
-  if (m.tie_word_embeddings)
-    s.optionalWeight("lm_head.weight", {m.vocab_size, d});
-  else
-    s.weight("lm_head.weight", {m.vocab_size, d});
+  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
@@ -87,8 +84,9 @@ class Gpt2Model final : public Model {
     ln_f_ = {w.get("ln_f.weight"), w.get("ln_f.bias")};
     for (int64_t i = 0; i < config.num_layers; ++i) {
       const auto b = block(i);
-      // Conv1D stores [in, out]; transpose once so every projection is a plain linear.
-      auto t = [&](const std::string& name) { return w.get(b + name).t().contiguous(); };
+      // Conv1D stores [in, out]: its transposed view is the [out, in] of a linear layer, which
+      // the BLAS reads as it is (a contiguous copy would double the weights' memory).
+      auto t = [&](const std::string& name) { return w.get(b + name).t(); };
       blocks_.push_back({{w.get(b + "ln_1.weight"), w.get(b + "ln_1.bias")},
                          t("attn.c_attn.weight"), w.get(b + "attn.c_attn.bias"),
                          t("attn.c_proj.weight"), w.get(b + "attn.c_proj.bias"),
@@ -99,12 +97,11 @@ class Gpt2Model final : public Model {
   }
 
   ForwardOutputs forward(const ForwardRequest& r) const override {
-    checkIds(r.ids);
     const auto& c = config();
     const auto& num = numerics();
     const bool causal = causalFor(r);
     const int64_t last = lastLayerFor(r);
-    const auto ids = r.ids.to(num.device);
+    const auto ids = idsOnDevice(r.ids);
     const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
     auto x = at::embedding(wte_, ids);
     if (wpe_.defined()) x = x + at::embedding(wpe_, positions);

@@ -56,7 +56,7 @@ nlohmann::json toConfigJson(const ModelConfig& m) {
 std::vector<TensorSpec> tensors(const ModelConfig& m) {
   const int64_t d = m.hidden_size, f = m.intermediate_size, kv = m.num_kv_heads * m.headDim();
   TensorSpecs s;
-  s.weight("embed_tokens.weight", {m.vocab_size, d});
+  s.table("embed_tokens.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
     const auto l = layer(i);
     s.norm(l + "input_layernorm", d, /*with_bias=*/false)
@@ -70,10 +70,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .weight(l + "mlp.down_proj.weight", {d, f});
   }
   s.norm("norm", d, /*with_bias=*/false);
-  if (m.tie_word_embeddings)
-    s.optionalWeight("lm_head.weight", {m.vocab_size, d});
-  else
-    s.weight("lm_head.weight", {m.vocab_size, d});
+  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
@@ -94,12 +91,11 @@ class LlamaModel final : public Model {
   }
 
   ForwardOutputs forward(const ForwardRequest& r) const override {
-    checkIds(r.ids);
     const auto& c = config();
     const auto& num = numerics();
     const bool causal = causalFor(r);
     const int64_t last = lastLayerFor(r);
-    const auto ids = r.ids.to(num.device);
+    const auto ids = idsOnDevice(r.ids);
     const auto rope = ops::rotaryTables(ids.size(1), c.headDim(), c.rope_theta, num);
     auto x = at::embedding(embed_, ids);
     emitHidden(r, 0, x);

@@ -8,7 +8,7 @@ int64_t Model::lastLayerFor(const ForwardRequest& r) const {
   return r.last_layer < 0 ? config_.num_layers : std::min(r.last_layer, config_.num_layers);
 }
 
-void Model::checkIds(const at::Tensor& ids) const {
+at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {
   if (ids.dim() != 2 || ids.scalar_type() != at::kLong)
     throw InputError("input_ids", "expected int64 ids of shape [B,T]");
   if (ids.numel() == 0) throw InputError("input_ids", "no tokens");
@@ -20,6 +20,9 @@ void Model::checkIds(const at::Tensor& ids) const {
   if (config_.positions == PositionScheme::kLearned && config_.max_positions > 0 && ids.size(1) > config_.max_positions)
     throw InputError("input_ids", "sequence length " + std::to_string(ids.size(1)) + " exceeds the model's " +
                                       std::to_string(config_.max_positions) + " positions");
+  if (!numerics_.device.is_cuda()) return ids.to(numerics_.device);
+  // From page-locked memory the copy runs without holding up the host.
+  return ids.pin_memory().to(numerics_.device, /*non_blocking=*/true);
 }
 
 }  // namespace posgeom::model

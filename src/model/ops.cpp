@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include <torch/version.h>
+
 namespace posgeom::model::ops {
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const Numerics& num) {
@@ -44,21 +46,67 @@ at::Tensor mergeHeads(const at::Tensor& x) {
   return x.transpose(1, 2).reshape({b, t, h * dh});
 }
 
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
-                     const at::Tensor& bias, const Numerics& num) {
-  const int64_t groups = q.size(1) / k.size(1);
-  const auto keys = groups == 1 ? k : k.repeat_interleave(groups, 1);
-  const auto values = groups == 1 ? v : v.repeat_interleave(groups, 1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  auto scores = num.round(at::matmul(q, keys.transpose(-1, -2)) * scale).to(at::kFloat);
-  if (bias.defined()) scores = scores + bias;
-  if (causal) {
-    const auto t = q.size(2);
-    const auto future = at::ones({t, t}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
-    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+namespace {
+
+// Fused attention (flash / memory-efficient kernels on CUDA, a blocked kernel on the CPU)
+// where LibTorch has it and no rounding is being emulated.
+bool useFusedAttention(const at::Tensor& bias, const Numerics& num) {
+#if TORCH_VERSION_MAJOR >= 2
+  return num.rounding == num.dtype && !bias.defined();
+#else
+  (void)bias;
+  (void)num;
+  return false;
+#endif
+}
+
+// One block of queries against the keys it may see. q [B,Hk,G*len,dh] holds the G query heads
+// that share each key head; scores and probabilities are viewed as [B,H,len,keys].
+at::Tensor attendBlock(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t heads, int64_t len,
+                       int64_t first_query, bool causal, const at::Tensor& bias, double scale, const Numerics& num) {
+  const int64_t keys = k.size(2), batch = q.size(0);
+  auto scores = num.round(at::matmul(q, k.transpose(-1, -2)).mul_(scale)).to(at::kFloat).view({batch, heads, len, keys});
+  if (bias.defined()) scores.add_(bias.narrow(-2, first_query, len).narrow(-1, 0, keys));
+  if (causal && len > 1) {
+    // Only the last `len` keys can lie after a query of this block.
+    const auto future = at::ones({len, len}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
+    scores.narrow(-1, keys - len, len).masked_fill_(future, -std::numeric_limits<float>::infinity());
   }
   const auto probs = num.round(at::softmax(scores, -1).to(q.scalar_type()));
-  return num.round(at::matmul(probs, values));
+  return num.round(at::matmul(probs.view({batch, k.size(1), -1, keys}), v));
+}
+
+}  // namespace
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, const at::Tensor& bias,
+                     const Numerics& num, int64_t query_block) {
+  const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), dh = q.size(3), key_heads = k.size(1);
+  const int64_t groups = heads / key_heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+#if TORCH_VERSION_MAJOR >= 2
+  if (useFusedAttention(bias, num)) {
+    const auto keys = groups == 1 ? k : k.repeat_interleave(groups, 1);
+    const auto values = groups == 1 ? v : v.repeat_interleave(groups, 1);
+    return at::scaled_dot_product_attention(q, keys, values, {}, 0.0, causal);
+  }
+#else
+  (void)useFusedAttention;
+#endif
+  // Blocks of queries keep the [B,H,block,T] scores small (they stay in reused memory and in
+  // cache) and let a causal block skip the keys after it: half the products at long T.
+  // Query heads are grouped by the key head they share, so keys are never copied per head.
+  const int64_t block = query_block > 0 ? std::min(query_block, seq) : seq;
+  auto out = at::empty({batch, key_heads, groups, seq, dh}, q.options());
+  const auto grouped_q = q.view({batch, key_heads, groups, seq, dh});
+  for (int64_t start = 0; start < seq; start += block) {
+    const int64_t len = std::min(block, seq - start);
+    const int64_t keys = causal ? start + len : seq;
+    const auto q_block = grouped_q.narrow(3, start, len).reshape({batch, key_heads, groups * len, dh});
+    const auto ctx = attendBlock(q_block, k.narrow(2, 0, keys), v.narrow(2, 0, keys), heads, len, start, causal,
+                                 bias, scale, num);
+    out.narrow(3, start, len).copy_(ctx.view({batch, key_heads, groups, len, dh}));
+  }
+  return out.view({batch, heads, seq, dh});
 }
 
 RotaryTables rotaryTables(int64_t seq_len, int64_t head_dim, double theta, const Numerics& num) {

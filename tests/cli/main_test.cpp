@@ -145,5 +145,28 @@ TEST(Main, QuietAndLogLevelSilenceInfoEverywhere) {
   EXPECT_EQ(level.err, "");
 }
 
+// Idle OpenMP and OpenBLAS threads must sleep, not spin against each other: set for the
+// commands that run a model, before those libraries read them, unless the user set them.
+TEST(Cli, ModelCommandsRunWithSleepingIdleThreads) {
+  ScratchDir s;
+  const auto dir = s / "m";
+  ASSERT_EQ(runPosgeom({"random-model", "--out", dir.string()}).exit_code, 0);
+  auto forward = [&](std::vector<std::string> env) {
+    std::vector<std::string> args = {"-u", "OMP_WAIT_POLICY", "-u", "OPENBLAS_THREAD_TIMEOUT"};
+    args.insert(args.end(), env.begin(), env.end());
+    for (const std::string a : {POSGEOM_BINARY, "--log-level", "debug", "forward", "--model"}) args.push_back(a);
+    args.push_back(dir.string());
+    for (const std::string a : {"--random-ids", "1,4", "--out"}) args.push_back(a);
+    args.push_back((s / "o.safetensors").string());
+    return runProgram("/usr/bin/env", args);
+  };
+  const auto defaults = forward({});
+  ASSERT_EQ(defaults.exit_code, 0) << defaults.err;
+  EXPECT_NE(defaults.err.find("OMP_WAIT_POLICY=PASSIVE OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << defaults.err;
+  const auto chosen = forward({"OMP_WAIT_POLICY=active"});
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_NE(chosen.err.find("OMP_WAIT_POLICY=active OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << chosen.err;
+}
+
 }  // namespace
 }  // namespace posgeom::testing

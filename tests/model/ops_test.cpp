@@ -39,6 +39,39 @@ TEST(Ops, AttentionMatchesTheTextbookFormula) {
   EXPECT_TRUE(at::allclose(ops::attention(q, k, v, true, {}, num), expected, 1e-5, 1e-6));
 }
 
+// Scores of every query against every key in one product: the formula, no blocks.
+at::Tensor textbookAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                             const at::Tensor& bias) {
+  const int64_t groups = q.size(1) / k.size(1), t = q.size(2);
+  const auto keys = k.repeat_interleave(groups, 1), values = v.repeat_interleave(groups, 1);
+  auto scores = at::matmul(q, keys.transpose(-1, -2)) / std::sqrt(static_cast<double>(q.size(-1)));
+  if (bias.defined()) scores = scores + bias;
+  if (causal) scores = scores.masked_fill(at::ones({t, t}, at::kBool).triu(1), -INFINITY);
+  return at::matmul(at::softmax(scores, -1), values);
+}
+
+TEST(Ops, QueryBlocksDoNotChangeTheResult) {
+  const auto num = Numerics::parse("float32", "cpu");
+  // 4 query heads on 2 key heads, 11 positions: blocks of 1, 3 (a short last block), 11 and
+  // the default; causal and bidirectional; with and without an ALiBi bias.
+  const auto q = at::randn({2, 4, 11, 8}), k = at::randn({2, 2, 11, 8}), v = at::randn({2, 2, 11, 8});
+  const auto bias = ops::alibiBias(ops::alibiSlopes(4), 11, at::kCPU);
+  for (bool causal : {true, false})
+    for (const auto& b : {at::Tensor(), bias}) {
+      const auto expected = textbookAttention(q, k, v, causal, b);
+      for (int64_t block : {int64_t{1}, int64_t{3}, int64_t{11}, int64_t{0}, ops::kQueryBlock})
+        EXPECT_TRUE(at::allclose(ops::attention(q, k, v, causal, b, num, block), expected, 1e-5, 1e-6))
+            << "causal " << causal << ", bias " << b.defined() << ", block " << block;
+    }
+}
+
+TEST(Ops, QueryBlocksKeepTheFloat16Rounding) {
+  // Emulated float16: every stored value rounded; blocks must not round anything else.
+  const auto num = Numerics::parse("float16", "cpu");
+  const auto q = num.fit(at::randn({1, 2, 9, 4})), k = num.fit(at::randn({1, 2, 9, 4})), v = num.fit(at::randn({1, 2, 9, 4}));
+  EXPECT_TRUE(at::equal(ops::attention(q, k, v, true, {}, num, 2), ops::attention(q, k, v, true, {}, num, 0)));
+}
+
 TEST(Ops, GroupedQueryAttentionSharesKeyHeads) {
   const auto num = Numerics::parse("float32", "cpu");
   const auto q = at::randn({2, 4, 3, 8}), k = at::randn({2, 2, 3, 8}), v = at::randn({2, 2, 3, 8});

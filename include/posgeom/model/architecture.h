@@ -20,10 +20,14 @@ struct Numerics;
 // A tensor the architecture expects, under its canonical (unprefixed) name.
 struct TensorSpec {
   enum class Init { kNormal, kOnes, kZeros };
+  // kProduct: multiplies every token's activations in the pass to the hidden states;
+  // kLookup: an embedding table; kOutput: after the last hidden state (LM heads).
+  enum class Use { kProduct, kLookup, kOutput };
   std::string name;
   std::vector<int64_t> shape;
   Init init = Init::kNormal;
   bool optional = false;  // e.g. an untied LM head, BERT's MLM head
+  Use use = Use::kProduct;
 
   int64_t numel() const {
     int64_t n = 1;

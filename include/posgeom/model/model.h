@@ -67,7 +67,9 @@ class Model {
  protected:
   bool causalFor(const ForwardRequest& r) const { return r.causal.value_or(!config_.bidirectional); }
   int64_t lastLayerFor(const ForwardRequest& r) const;
-  void checkIds(const at::Tensor& ids) const;
+  // Checks ids [B,T] against the vocabulary and positions (InputError) and moves them to
+  // the device.
+  at::Tensor idsOnDevice(const at::Tensor& ids) const;
   static void emitHidden(const ForwardRequest& r, int64_t layer, const at::Tensor& hidden) {
     if (r.observer) r.observer->onHidden(layer, hidden);
   }

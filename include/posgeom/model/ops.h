@@ -22,9 +22,11 @@ at::Tensor mergeHeads(const at::Tensor& x);                 // [B,H,T,dh] -> [B,
 
 // Scaled dot-product attention. q [B,H,T,dh]; k, v [B,Hk,T,dh] with H a multiple of Hk
 // (grouped-query heads share key heads). bias [H,T,T] or [1,H,T,T] is added to the scaled
-// logits (ALiBi); `causal` masks keys after the query.
+// logits (ALiBi); `causal` masks keys after the query. Queries go in blocks of
+// `query_block` (0: all at once); the result does not depend on it.
+inline constexpr int64_t kQueryBlock = 128;
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
-                     const at::Tensor& bias, const Numerics& num);
+                     const at::Tensor& bias, const Numerics& num, int64_t query_block = kQueryBlock);
 
 // RoPE in the Hugging Face convention (rotate_half over the two halves of each head).
 struct RotaryTables {

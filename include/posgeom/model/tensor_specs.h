@@ -18,8 +18,17 @@ class TensorSpecs {
     add(prefix + ".weight", {size}, TensorSpec::Init::kOnes);
     return with_bias ? bias(prefix + ".bias", size) : *this;
   }
-  TensorSpecs& optionalWeight(const std::string& name, std::vector<int64_t> shape) {
-    specs_.push_back({name, std::move(shape), TensorSpec::Init::kNormal, true});
+  // An embedding table: looked up, not multiplied.
+  TensorSpecs& table(const std::string& name, std::vector<int64_t> shape) {
+    add(name, std::move(shape), TensorSpec::Init::kNormal);
+    specs_.back().use = TensorSpec::Use::kLookup;
+    return *this;
+  }
+  // A tensor used only after the last hidden state (LM heads), perhaps absent.
+  TensorSpecs& output(const std::string& name, std::vector<int64_t> shape, bool optional = true) {
+    add(name, std::move(shape), TensorSpec::Init::kNormal);
+    specs_.back().optional = optional;
+    specs_.back().use = TensorSpec::Use::kOutput;
     return *this;
   }
   std::vector<TensorSpec> take() { return std::move(specs_); }
