@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "posgeom/anova/gram_sum.h"
 #include "posgeom/base/error.h"
 
 namespace posgeom::anova {
@@ -26,30 +27,13 @@ void copyRows(at::Tensor into, const Eigen::MatrixXd& m) {
   into.view({-1, m.cols()}).narrow(0, 0, m.rows()).copy_(host);
 }
 
-// sum h h^T over the tokens of `hidden` [B, T', d] into the float64 accumulator. The d x d
-// product dominates the analysis' cost, so float32 activations are multiplied in float32,
-// in blocks short enough (kMomentBlock tokens) that the block sums keep float32's ~1e-7
-// relative precision, and the blocks are added in float64.
-constexpr int64_t kMomentBlock = 256;
-void addSecondMoment(at::Tensor& moment, const at::Tensor& hidden) {
-  const auto flat = hidden.reshape({-1, hidden.size(2)});
-  if (flat.scalar_type() == at::kDouble) {
-    moment.addmm_(flat.t(), flat);
-    return;
-  }
-  const auto x = flat.to(at::kFloat);
-  for (int64_t start = 0; start < x.size(0); start += kMomentBlock) {
-    const auto block = x.narrow(0, start, std::min(kMomentBlock, x.size(0) - start));
-    moment.add_(at::mm(block.t(), block).to(at::kDouble));
-  }
-}
-
 }  // namespace
 
 struct Accumulator::Layer {
   int64_t index = 0;
   int64_t sequences = 0;
-  at::Tensor position_sum, second_moment, context_second_moment, norm_sum, cosine_sum;
+  at::Tensor position_sum, context_second_moment, norm_sum, cosine_sum;
+  std::unique_ptr<GramSum> second_moment;
   at::Tensor context_means;  // [cap, d], filled up to contexts_kept rows
   int64_t contexts_kept = 0;
   std::vector<int64_t> context_windows;
@@ -70,7 +54,7 @@ Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t di
     auto layer = std::make_unique<Layer>();
     layer->index = l;
     layer->position_sum = at::zeros({positions_, dim}, f64);
-    if (options_.second_moment) layer->second_moment = at::zeros({dim, dim}, f64);
+    if (options_.second_moment) layer->second_moment = std::make_unique<GramSum>(dim, device_);
     layer->context_second_moment = at::zeros({dim, dim}, f64);
     layer->norm_sum = at::zeros({}, f64);
     layer->cosine_sum = at::zeros({}, f64);
@@ -89,7 +73,7 @@ Accumulator::~Accumulator() = default;
 void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels) {
   batch_windows_ = std::move(windows);
   batch_labels_ = std::move(labels);
-  previous_ = at::Tensor();
+  previous_ = previous_norms_ = at::Tensor();
   finite_.clear();
 }
 
@@ -106,10 +90,16 @@ void Accumulator::checkFinite() const {
 }
 
 void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
-  finite_.push_back(at::isfinite(hidden).all());
-  const auto h = hidden.narrow(1, options_.skip_first, positions_).to(at::kDouble);  // [B, T', d]
+  // Reductions read the activations in their own dtype and accumulate in float64: no
+  // float64 copy of the batch. Non-finite values show in the norms, which square them.
+  const auto all_norms = at::linalg_vector_norm(hidden, 2, at::IntArrayRef{2}, false, at::kDouble);  // [B, T]
+  finite_.push_back(at::isfinite(all_norms).all());
+  const auto h = hidden.narrow(1, options_.skip_first, positions_);  // [B, T', d]
+  const auto norms = all_norms.narrow(1, options_.skip_first, positions_);
   const auto previous = previous_;
+  const auto previous_norms = previous_norms_;
   previous_ = h;
+  previous_norms_ = norms;
   Layer* layer = nullptr;
   for (auto& l : layers_)
     if (l->index == layer_index) layer = l.get();
@@ -117,17 +107,15 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
 
   const int64_t batch = h.size(0);
   layer->sequences += batch;
-  layer->position_sum.add_(h.sum(0));
-  const auto flat = h.reshape({batch * positions_, h.size(2)});
-  if (layer->second_moment.defined()) addSecondMoment(layer->second_moment, hidden.narrow(1, options_.skip_first, positions_));
-  const auto means = h.mean(1);  // [B, d]
+  layer->position_sum.add_(at::sum(h, {0}, false, at::kDouble));
+  if (layer->second_moment)
+    for (int64_t b = 0; b < batch; ++b) layer->second_moment->add(h[b]);
+  const auto means = at::mean(h, {1}, false, at::kDouble);  // [B, d]
   layer->context_second_moment.addmm_(means.t(), means);
-  const auto norms = flat.norm(2, {1});
   layer->norm_sum.add_(norms.sum());
   if (previous.defined()) {
-    const auto prev = previous.reshape({batch * positions_, h.size(2)});
-    const auto denom = (norms * prev.norm(2, {1})).clamp_min(1e-300);
-    layer->cosine_sum.add_(((flat * prev).sum(1) / denom).sum());
+    const auto dots = at::sum(h * previous, {2}, false, at::kDouble);  // [B, T']
+    layer->cosine_sum.add_((dots / (norms * previous_norms).clamp_min(1e-300)).sum());
   }
   // Samples: windows arrive in increasing index order per shard, so the first ones kept
   // are the lowest-indexed.
@@ -163,14 +151,18 @@ void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::
     auto& l = *layers_[i];
     const bool heads = l.attention_input_sum.defined();
     if (s.layer != l.index || s.positions() != l.position_sum.size(0) || s.dim() != l.position_sum.size(1) ||
-        s.hasSecondMoment() != l.second_moment.defined() || heads != (s.attention_input_sum.size() > 0) ||
+        s.hasSecondMoment() != (l.second_moment != nullptr) || heads != (s.attention_input_sum.size() > 0) ||
         s.context_means.rows() > l.context_means.size(0) ||
         static_cast<int64_t>(s.reservoir_windows.size()) > l.reservoir.size(0) ||
         (heads && static_cast<int64_t>(s.attention_sample_windows.size()) > l.attention_samples.size(0)))
       throw InputError(where, "layer " + std::to_string(s.layer) + " does not fit this run's statistics");
     l.sequences = s.sequences;
     copyRows(l.position_sum, s.position_sum);
-    if (s.hasSecondMoment()) copyRows(l.second_moment, s.second_moment);
+    if (s.hasSecondMoment()) {
+      auto full = at::empty({s.dim(), s.dim()}, l.position_sum.options());
+      copyRows(full, s.second_moment);
+      l.second_moment->set(full);
+    }
     copyRows(l.context_second_moment, s.context_second_moment);
     l.norm_sum.fill_(s.norm_sum);
     l.cosine_sum.fill_(s.previous_cosine_sum);
@@ -190,29 +182,42 @@ void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::
   }
 }
 
+LayerStatistics Accumulator::statisticsOf(const Layer& layer) {
+  const auto* l = &layer;
+  LayerStatistics s;
+  s.layer = l->index;
+  s.sequences = l->sequences;
+  s.position_sum = toEigen(l->position_sum);
+  if (l->second_moment) s.second_moment = toEigen(l->second_moment->sum());
+  s.context_second_moment = toEigen(l->context_second_moment);
+  s.norm_sum = l->norm_sum.item<double>();
+  s.previous_cosine_sum = l->cosine_sum.item<double>();
+  s.context_means = toEigen(l->context_means.narrow(0, 0, l->contexts_kept));
+  s.context_windows = l->context_windows;
+  s.context_labels = l->context_labels;
+  s.reservoir = toEigen(l->reservoir.narrow(0, 0, l->reservoir_kept).reshape({-1, l->position_sum.size(1)}));
+  s.reservoir_windows = l->reservoir_windows;
+  if (l->attention_input_sum.defined()) {
+    s.attention_input_sum = toEigen(l->attention_input_sum);
+    s.attention_samples = toEigen(l->attention_samples.narrow(0, 0, l->attention_samples_kept).reshape({-1, l->attention_input_sum.size(1)}));
+    s.attention_sample_windows = l->attention_sample_windows;
+  }
+  return s;
+}
+
 std::vector<LayerStatistics> Accumulator::statistics() const {
   std::vector<LayerStatistics> out;
-  for (const auto& l : layers_) {
-    LayerStatistics s;
-    s.layer = l->index;
-    s.sequences = l->sequences;
-    s.position_sum = toEigen(l->position_sum);
-    if (l->second_moment.defined()) s.second_moment = toEigen(l->second_moment);
-    s.context_second_moment = toEigen(l->context_second_moment);
-    s.norm_sum = l->norm_sum.item<double>();
-    s.previous_cosine_sum = l->cosine_sum.item<double>();
-    s.context_means = toEigen(l->context_means.narrow(0, 0, l->contexts_kept));
-    s.context_windows = l->context_windows;
-    s.context_labels = l->context_labels;
-    s.reservoir = toEigen(l->reservoir.narrow(0, 0, l->reservoir_kept).reshape({-1, l->position_sum.size(1)}));
-    s.reservoir_windows = l->reservoir_windows;
-    if (l->attention_input_sum.defined()) {
-      s.attention_input_sum = toEigen(l->attention_input_sum);
-      s.attention_samples = toEigen(l->attention_samples.narrow(0, 0, l->attention_samples_kept).reshape({-1, l->attention_input_sum.size(1)}));
-      s.attention_sample_windows = l->attention_sample_windows;
-    }
-    out.push_back(std::move(s));
+  for (const auto& l : layers_) out.push_back(statisticsOf(*l));
+  return out;
+}
+
+std::vector<LayerStatistics> Accumulator::takeStatistics() {
+  std::vector<LayerStatistics> out;
+  for (auto& l : layers_) {
+    out.push_back(statisticsOf(*l));
+    l.reset();  // its memory is free for the next layer's copy
   }
+  layers_.clear();
   return out;
 }
 

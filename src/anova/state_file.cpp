@@ -14,15 +14,19 @@ constexpr const char* kFormat = "posgeom-state-1";
 template <typename Scalar>
 using RowMajor = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// Written straight from the state into the file's row-major layout: a state as large as
+// the accumulator's is not copied again to be saved.
 void addMatrix(io::SafetensorsWriter& w, const std::string& name, const Eigen::MatrixXd& m) {
-  const RowMajor<double> row_major = m;
-  w.add(name, io::DType::kF64, {m.rows(), m.cols()}, row_major.data(), static_cast<size_t>(m.size()) * sizeof(double));
+  w.addDeferred(name, io::DType::kF64, {m.rows(), m.cols()}, [&m](std::byte* out) {
+    Eigen::Map<RowMajor<double>>(reinterpret_cast<double*>(out), m.rows(), m.cols()) = m;
+  });
 }
 
 // Samples of activations that were float32 (or narrower) to begin with: half the bytes.
 void addFloatMatrix(io::SafetensorsWriter& w, const std::string& name, const Eigen::MatrixXd& m) {
-  const RowMajor<float> row_major = m.cast<float>();
-  w.add(name, io::DType::kF32, {m.rows(), m.cols()}, row_major.data(), static_cast<size_t>(m.size()) * sizeof(float));
+  w.addDeferred(name, io::DType::kF32, {m.rows(), m.cols()}, [&m](std::byte* out) {
+    Eigen::Map<RowMajor<float>>(reinterpret_cast<float*>(out), m.rows(), m.cols()) = m.cast<float>();
+  });
 }
 
 Eigen::MatrixXd readMatrix(const io::SafetensorsFile& f, const std::string& name) {

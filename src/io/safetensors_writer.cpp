@@ -11,16 +11,27 @@
 
 namespace posgeom::io {
 
+namespace {
+std::size_t bytesOf(DType dtype, const std::vector<int64_t>& shape) {
+  std::size_t n = dtypeSize(dtype);
+  for (int64_t d : shape) n *= static_cast<std::size_t>(d);
+  return n;
+}
+}  // namespace
+
 void SafetensorsWriter::add(const std::string& name, DType dtype, std::vector<int64_t> shape, const void* data,
                             std::size_t nbytes) {
-  std::size_t expected = dtypeSize(dtype);
-  for (int64_t d : shape) expected *= static_cast<std::size_t>(d);
-  if (expected != nbytes)
+  if (bytesOf(dtype, shape) != nbytes)
     throw std::logic_error("safetensors writer: tensor '" + name + "' has " + std::to_string(nbytes) +
                            " bytes for shape " + shapeToString(shape));
-  Pending p{dtype, std::move(shape), std::vector<std::byte>(nbytes)};
+  Pending p{dtype, std::move(shape), std::vector<std::byte>(nbytes), nbytes, {}};
   if (nbytes > 0) std::memcpy(p.bytes.data(), data, nbytes);
   tensors_[name] = std::move(p);
+}
+
+void SafetensorsWriter::addDeferred(const std::string& name, DType dtype, std::vector<int64_t> shape, Fill fill) {
+  const auto nbytes = bytesOf(dtype, shape);
+  tensors_[name] = Pending{dtype, std::move(shape), {}, nbytes, std::move(fill)};
 }
 
 void SafetensorsWriter::addF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v) {
@@ -48,8 +59,8 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
     const auto& t = entry->second;
     header[entry->first] = {{"dtype", std::string(dtypeName(t.dtype))},
                             {"shape", t.shape},
-                            {"data_offsets", {offset, offset + t.bytes.size()}}};
-    offset += t.bytes.size();
+                            {"data_offsets", {offset, offset + t.nbytes}}};
+    offset += t.nbytes;
   }
   std::string text = header.dump();
   // Pad with spaces so the data section starts 8-byte aligned, as the reference writer does.
@@ -60,9 +71,17 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((n >> (8 * i)) & 0xff);
     out.write(reinterpret_cast<const char*>(len), 8);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const auto* entry : order)
-      out.write(reinterpret_cast<const char*>(entry->second.bytes.data()),
-                static_cast<std::streamsize>(entry->second.bytes.size()));
+    std::vector<std::byte> made;
+    for (const auto* entry : order) {
+      const auto& t = entry->second;
+      const std::byte* bytes = t.bytes.data();
+      if (t.fill) {
+        made.assign(t.nbytes, std::byte{0});
+        t.fill(made.data());
+        bytes = made.data();
+      }
+      out.write(reinterpret_cast<const char*>(bytes), static_cast<std::streamsize>(t.nbytes));
+    }
   });
 }
 

@@ -25,6 +25,7 @@
 #include "posgeom/model/weights.h"
 #include "posgeom/pipeline/heads_stage.h"
 #include "posgeom/pipeline/memory_estimate.h"
+#include "pass_options.h"
 #include "posgeom/report/tables.h"
 
 namespace posgeom::pipeline {
@@ -176,14 +177,10 @@ anova::AnalysisState analyzeActivations(const AnalyzeJob& job) {
   const int64_t n = first.size(0), seq_len = first.size(1), dim = first.size(2);
   if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
   checkScreeNotFits(job.report, seq_len - job.skip_first, dim);
-  anova::AccumulatorOptions options;
-  options.layers = parseLayers(job.layers, static_cast<int64_t>(per_layer.size()));
-  options.skip_first = job.skip_first;
-  options.second_moment = job.second_moment;
-  options.caps = job.caps;
-  anova::Accumulator acc(options, seq_len, dim, at::kCPU);
-  for (int64_t start = 0; start < n; start += job.batch_size) {
-    const int64_t b = std::min(job.batch_size, n - start);
+  anova::Accumulator acc(accumulatorOptions(job, static_cast<int64_t>(per_layer.size())), seq_len, dim, at::kCPU);
+  const int64_t batch_size = job.batch_size > 0 ? job.batch_size : preferredBatch("cpu", seq_len);
+  for (int64_t start = 0; start < n; start += batch_size) {
+    const int64_t b = std::min(batch_size, n - start);
     std::vector<int64_t> windows(static_cast<size_t>(b));
     for (int64_t i = 0; i < b; ++i) windows[static_cast<size_t>(i)] = start + i;
     acc.beginBatch(windows, std::vector<std::string>(static_cast<size_t>(b)));
@@ -225,14 +222,16 @@ std::string firstDifference(const nlohmann::json& saved, const nlohmann::json& n
   return "";
 }
 
-// Stops before the pass when its estimate exceeds the device's memory (or --max-memory).
-void checkMemory(const AnalyzeJob& job, const model::ModelConfig& config, const model::Numerics& numerics,
-                 const anova::AccumulatorOptions& options, int64_t seq_len) {
+// The batch size of the pass: as asked, or chosen (preferredBatch, less where memory is
+// short). Stops before the pass when its estimate exceeds the device's memory (or --max-memory).
+int64_t choosePassBatch(const AnalyzeJob& job, const model::ModelConfig& config, const model::Numerics& numerics,
+                        const anova::AccumulatorOptions& options, int64_t seq_len) {
   int64_t parameters = 0;
   for (const auto& spec : model::architectureFor(config.model_type, config.source.string()).tensors(config))
     parameters += spec.numel();
   PassShape shape;
-  shape.batch = job.num_seqs > 0 ? std::min(job.batch_size, job.num_seqs) : job.batch_size;
+  const int64_t requested = job.batch_size > 0 ? job.batch_size : preferredBatch(job.device, seq_len);
+  shape.batch = job.num_seqs > 0 ? std::min(requested, job.num_seqs) : requested;
   shape.seq_len = seq_len;
   shape.compute_bytes = numerics.dtype == at::kFloat ? 4 : 2;
   shape.layers_kept = static_cast<int64_t>(options.layers.size());
@@ -246,11 +245,16 @@ void checkMemory(const AnalyzeJob& job, const model::ModelConfig& config, const 
   const auto limit = job.max_memory.empty() ? availableMemory(job.device) : parseByteSize(job.max_memory, "--max-memory");
   if (!limit) {
     spdlog::info("memory: about {} needed ({} cannot tell what it has)", estimate.describe(), job.device);
-    return;
+    return shape.batch;
   }
-  spdlog::info("memory: about {} needed of {} available", estimate.describe(), formatBytes(*limit));
-  if (estimate.total() <= *limit) return;
+  spdlog::info("memory: about {} needed of {} available (batch {})", estimate.describe(), formatBytes(*limit),
+               shape.batch);
+  if (estimate.total() <= *limit) return shape.batch;
   const int64_t fits = largestBatchWithin(config, parameters, shape, *limit);
+  if (job.batch_size == 0 && fits > 0) {
+    spdlog::info("memory: batch {} fits", fits);
+    return fits;
+  }
   throw InputError("memory", "the pass needs about " + estimate.describe() + " but " + formatBytes(*limit) +
                                  (job.max_memory.empty() ? " is available on " + job.device : " is allowed (--max-memory)") +
                                  (fits > 0 ? "; --batch-size " + std::to_string(fits) + " fits"
@@ -285,19 +289,14 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   }
   if (job.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
   if (job.corpus.path == "random" && job.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
-  if (job.batch_size <= 0) throw InputError("--batch-size", "must be positive");
+  if (job.batch_size < 0) throw InputError("--batch-size", "must not be negative");
   if (job.save_every < 0 || job.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
   if (job.sampling != "sequential" && job.sampling != "random")
     throw InputError("--sampling", "'" + job.sampling + "' (use sequential or random)");
   checkScreeNotFits(job.report, seq_len - job.skip_first, model_config.hidden_size);
 
-  anova::AccumulatorOptions options;
-  options.layers = parseLayers(job.layers, model_config.num_layers + 1);
-  options.skip_first = job.skip_first;
-  options.second_moment = job.second_moment;
-  options.attention_inputs = job.heads;
-  options.caps = job.caps;
-  checkMemory(job, model_config, numerics, options, seq_len);
+  const auto options = accumulatorOptions(job, model_config.num_layers + 1);
+  const int64_t batch_size = choosePassBatch(job, model_config, numerics, options, seq_len);
 
   const auto loaded = model::loadModel(model_dir, numerics);
   const auto& config = loaded.model->config();
@@ -386,7 +385,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
                               {"complete", complete}};
     state.settings["timings"] = {{"load_s", load_s}, {"forward_and_accumulate_s", seconds}};
     state.windows = windows;
-    state.layers = acc.statistics();
+    state.layers = complete ? acc.takeStatistics() : acc.statistics();
     anova::saveState(state, state_path);
   };
 
@@ -402,7 +401,7 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   for (bool more = true; more;) {
     std::vector<int64_t> ids, indices;
     std::vector<std::string> labels;
-    while (static_cast<int64_t>(indices.size()) < job.batch_size) {
+    while (static_cast<int64_t>(indices.size()) < batch_size) {
       auto window = sampler.next();
       if (!window) {
         more = false;
@@ -457,6 +456,16 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
 }
 
 }  // namespace
+
+anova::AccumulatorOptions accumulatorOptions(const AnalyzeJob& job, int64_t hidden_states) {
+  anova::AccumulatorOptions options;
+  options.layers = parseLayers(job.layers, hidden_states);
+  options.skip_first = job.skip_first;
+  options.second_moment = job.second_moment;
+  options.attention_inputs = job.heads;
+  options.caps = job.caps;
+  return options;
+}
 
 std::filesystem::path defaultModelDir() {
   if (const char* env = std::getenv("POSGEOM_DEFAULT_MODEL"); env && *env) return env;

@@ -1,13 +1,13 @@
 #include "posgeom/pipeline/memory_estimate.h"
 
-#include <dlfcn.h>
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "posgeom/model/device_timing.h"
 
 namespace posgeom::pipeline {
 namespace {
@@ -34,16 +34,6 @@ std::optional<int64_t> memAvailable() {
   return std::nullopt;
 }
 
-// The CUDA runtime, when LibTorch brought it into the process: no link-time dependency,
-// so the CPU build and the CUDA build share this file.
-std::optional<int64_t> cudaFreeMemory() {
-  using MemGetInfo = int (*)(std::size_t*, std::size_t*);
-  auto* fn = reinterpret_cast<MemGetInfo>(dlsym(RTLD_DEFAULT, "cudaMemGetInfo"));
-  std::size_t free_bytes = 0, total = 0;
-  if (!fn || fn(&free_bytes, &total) != 0) return std::nullopt;
-  return static_cast<int64_t>(free_bytes);
-}
-
 }  // namespace
 
 MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameters, const PassShape& s) {
@@ -54,15 +44,17 @@ MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameter
   const int64_t ff = c.intermediate_size > 0 ? c.intermediate_size : 4 * c.hidden_size;
   // One block at a time: residual, normed input, q, k, v, attention output and the
   // projection (7 x d), the MLP's two intermediates (2 x ff), and scores and
-  // probabilities [B, H, T, T]; then the accumulator's float64 copies of a hidden state
-  // (it and the previous one) and the float32 block for the moment.
-  e.activations = s.compute_bytes * (tokens * (7 * c.hidden_size + 2 * ff) + 2 * s.batch * c.num_heads * s.seq_len * s.seq_len) +
-                  tokens * c.hidden_size * (2 * 8 + 4);
+  // probabilities of one block of queries [B, H, 128 (ops::kQueryBlock), T]; then the
+  // accumulator's float32 product of a hidden state with the previous one.
+  const int64_t query_block = std::min<int64_t>(128, s.seq_len);
+  e.activations = s.compute_bytes * (tokens * (7 * c.hidden_size + 2 * ff) + 2 * s.batch * c.num_heads * query_block * s.seq_len) +
+                  tokens * c.hidden_size * 4;
   const int64_t d = c.hidden_size, positions = s.seq_len - s.skip_first;
   int64_t per_layer = 8 * (positions * d + d * d + s.contexts_cap * d + s.reservoir * positions * d);
-  if (s.second_moment) per_layer += 8 * d * d;
+  if (s.second_moment) per_layer += 8 * d * d + 4 * d * d;  // and the float32 block product
   if (s.heads) per_layer += 8 * s.seq_len * d + 4 * s.attention_samples * s.seq_len * d;
-  e.statistics = 2 * per_layer * s.layers_kept;  // and their host copy while a state is saved
+  // and their host copy while a state is saved during the pass
+  e.statistics = 2 * per_layer * s.layers_kept;
   return e;
 }
 
@@ -84,8 +76,16 @@ std::string MemoryEstimate::describe() const {
          ", statistics " + formatBytes(statistics) + ", runtime " + formatBytes(runtime) + ")";
 }
 
+int64_t preferredBatch(const std::string& device, int64_t seq_len) {
+  const int64_t tokens = device.rfind("cuda", 0) == 0 ? 32768 : 2048;
+  return std::max<int64_t>(1, tokens / std::max<int64_t>(1, seq_len));
+}
+
 std::optional<int64_t> availableMemory(const std::string& device) {
-  if (device.rfind("cuda", 0) == 0) return cudaFreeMemory();
+  if (device.rfind("cuda", 0) == 0) {
+    const auto memory = model::cudaMemory();
+    return memory ? std::optional<int64_t>(memory->free) : std::nullopt;
+  }
   auto available = memAvailable();
   // A container's limit is what counts when it is below the machine's.
   const auto limit = readNumber("/sys/fs/cgroup/memory.max"), used = readNumber("/sys/fs/cgroup/memory.current");

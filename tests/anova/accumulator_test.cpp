@@ -152,5 +152,38 @@ TEST(Accumulator, RestoredStatisticsContinueBitForBit) {
   EXPECT_THROW(narrower.restore(first.statistics(), "state"), InputError);
 }
 
+TEST(Accumulator, TakingTheStatisticsGivesWhatCopyingThemGives) {
+  anova::AccumulatorOptions o;
+  o.layers = {0, 1};
+  anova::Accumulator acc(o, 6, 4, at::kCPU);
+  const auto h = at::randn({3, 6, 4});
+  acc.beginBatch({0, 1, 2}, {"a", "b", "c"});
+  acc.onHidden(0, h);
+  acc.onHidden(1, h * 2);
+  const auto copied = acc.statistics();
+  const auto taken = acc.takeStatistics();
+  ASSERT_EQ(taken.size(), 2u);
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    EXPECT_EQ(taken[i].layer, copied[i].layer);
+    EXPECT_TRUE(taken[i].second_moment.isApprox(copied[i].second_moment));
+    EXPECT_TRUE(taken[i].position_sum.isApprox(copied[i].position_sum));
+    EXPECT_EQ(taken[i].context_windows, copied[i].context_windows);
+  }
+  EXPECT_TRUE(acc.statistics().empty());
+}
+
+TEST(Accumulator, SecondMomentOfFloat32ActivationsKeepsFloat32Precision) {
+  anova::AccumulatorOptions o;
+  o.layers = {0};
+  anova::Accumulator acc(o, 513, 32, at::kCPU);
+  const auto h = at::randn({2, 513, 32}) + 3.0;  // a mean far from zero: cancellation would show
+  acc.beginBatch({0, 1}, {"", ""});
+  acc.onHidden(0, h);
+  const auto x = h.narrow(1, 1, 512).reshape({-1, 32}).to(at::kDouble);
+  const auto exact = anova::toEigen(at::mm(x.t(), x));
+  const auto got = acc.statistics().at(0).second_moment;
+  EXPECT_LT((got - exact).cwiseAbs().maxCoeff() / exact.cwiseAbs().maxCoeff(), 1e-6);
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,5 +1,7 @@
 #include "posgeom/io/safetensors_writer.h"
 
+#include <cstring>
+
 #include "posgeom/io/safetensors.h"
 #include "test_support.h"
 
@@ -53,6 +55,27 @@ TEST(SafetensorsWriter, RejectsAByteCountThatDoesNotMatchTheShape) {
   io::SafetensorsWriter w;
   const float v[3] = {};
   EXPECT_THROW(w.add("x", io::DType::kF32, {2}, v, sizeof(v)), std::logic_error);
+}
+
+TEST(SafetensorsWriter, DeferredTensorsAreFilledAtWriteTime) {
+  ScratchDir s;
+  io::SafetensorsWriter w;
+  std::vector<double> source = {1, 2, 3, 4, 5, 6};
+  int fills = 0;
+  w.addDeferred("late", io::DType::kF64, {2, 3}, [&](std::byte* out) {
+    ++fills;
+    std::memcpy(out, source.data(), source.size() * sizeof(double));
+  });
+  w.addF32("now", {2}, {7.0f, 8.0f});
+  source[5] = 60;  // read when written, not when added
+  EXPECT_EQ(fills, 0);
+  w.write(s / "t.safetensors");
+  EXPECT_EQ(fills, 1);
+  const auto f = io::SafetensorsFile::open(s / "t.safetensors");
+  const auto& late = f.get("late");
+  ASSERT_EQ(late.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(reinterpret_cast<const double*>(late.data)[5], 60.0);
+  EXPECT_EQ(reinterpret_cast<const float*>(f.get("now").data)[1], 8.0f);
 }
 
 }  // namespace

@@ -23,19 +23,20 @@ TEST(MemoryEstimate, CountsTheLargestPartsByHand) {
   s.layers_kept = 13;
   const auto e = pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s);
   EXPECT_EQ(e.weights, 496'000'000);
-  // One block for 4096 tokens: scores and probabilities 2 x 8 x 12 x 512^2 floats (201 MB),
-  // 7 d-wide and 2 ff-wide float temporaries per token (189 MB), and the accumulator's two
-  // float64 copies and one float32 copy of a hidden state (63 MB).
-  EXPECT_EQ(e.activations, 2LL * 8 * 12 * 512 * 512 * 4 + 4096LL * (7 * 768 + 2 * 3072) * 4 + 4096LL * 768 * (8 + 8 + 4));
+  // One block for 4096 tokens: scores and probabilities of 128 queries, 2 x 8 x 12 x 128 x 512
+  // floats (50 MB), 7 d-wide and 2 ff-wide float temporaries per token (189 MB), and the
+  // accumulator's float32 product of a hidden state with the previous one (13 MB).
+  EXPECT_EQ(e.activations, 2LL * 8 * 12 * 128 * 512 * 4 + 4096LL * (7 * 768 + 2 * 3072) * 4 + 4096LL * 768 * 4);
   // Per layer in float64: position sums (511 x d), two d x d moments, 4096 context means
-  // and 4 reservoir sequences; twice, for the host copy while a state is saved.
-  const int64_t per_layer = 8LL * (511 * 768 + 2 * 768 * 768 + 4096 * 768 + 4 * 511 * 768);
+  // and 4 reservoir sequences, and the float32 d x d block product; twice, for the host
+  // copy while a state is saved.
+  const int64_t per_layer = 8LL * (511 * 768 + 2 * 768 * 768 + 4096 * 768 + 4 * 511 * 768) + 4LL * 768 * 768;
   EXPECT_EQ(e.statistics, 2 * 13 * per_layer);
   EXPECT_EQ(e.total(), e.runtime + e.weights + e.activations + e.statistics);
   s.second_moment = false;
-  EXPECT_EQ(pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 8 * 768 * 768);
+  EXPECT_EQ(pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 12 * 768 * 768);
   s.heads = true;
-  EXPECT_GT(pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 8 * 768 * 768);
+  EXPECT_GT(pipeline::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 12 * 768 * 768);
 }
 
 TEST(MemoryEstimate, LargestBatchIsTheLastThatFits) {

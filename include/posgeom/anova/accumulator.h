@@ -40,6 +40,9 @@ class Accumulator final : public model::LayerObserver {
   void checkFinite() const;
   // Copies the statistics to the host (at the end, and for each saved state).
   std::vector<LayerStatistics> statistics() const;
+  // The same, at the end of a pass: each layer's memory is released once it is copied, so
+  // the statistics are never held twice. The accumulator is empty afterwards.
+  std::vector<LayerStatistics> takeStatistics();
   // Continues from statistics() of an earlier run with the same options: the sums are
   // float64 both ways, so the next batches add to exactly the numbers they would have.
   // Throws InputError naming `where` when layers or shapes differ.
@@ -47,13 +50,15 @@ class Accumulator final : public model::LayerObserver {
 
  private:
   struct Layer;
+  static LayerStatistics statisticsOf(const Layer& layer);
   AccumulatorOptions options_;
   int64_t positions_;
   at::Device device_;
   std::vector<std::unique_ptr<Layer>> layers_;  // parallel to options_.layers
   std::vector<int64_t> batch_windows_;
   std::vector<std::string> batch_labels_;
-  at::Tensor previous_;  // the previous hidden state of this batch, float64, positions skipped
+  // The previous hidden state of this batch (positions skipped) and its norms [B, T'].
+  at::Tensor previous_, previous_norms_;
   std::vector<at::Tensor> finite_;  // per hidden state of this batch: all values finite (0-dim bool)
 };
 

@@ -24,7 +24,7 @@ struct AnalyzeJob {
   std::string layers = "all";            // "all" or "0,3,5"
   int64_t seq_len = 0;                   // 0: min(512, the model's maximum)
   int64_t num_seqs = 0;                  // 0: every window of the corpus
-  int64_t batch_size = 8;
+  int64_t batch_size = 0;                // windows per pass; 0: chosen (preferredBatch, within memory)
   int64_t skip_first = 1;
   std::string device = "cpu";
   std::string dtype = "float32";

@@ -36,6 +36,10 @@ MemoryEstimate estimatePassMemory(const model::ModelConfig& config, int64_t para
 // The largest batch (at most shape.batch) whose estimate fits in `limit` bytes; 0 if none.
 int64_t largestBatchWithin(const model::ModelConfig& config, int64_t parameters, PassShape shape, int64_t limit);
 
+// Windows per forward pass when none is asked for: enough tokens (2048 on a CPU, 32768 on
+// a GPU) for the matrix products to run near the device's rate, no more (memory).
+int64_t preferredBatch(const std::string& device, int64_t seq_len);
+
 // Bytes the device can give: MemAvailable (and the cgroup's limit) for the CPU, the CUDA
 // runtime's free memory for a GPU; nullopt where it cannot be told.
 std::optional<int64_t> availableMemory(const std::string& device);

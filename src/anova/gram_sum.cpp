@@ -1,0 +1,61 @@
+#include "posgeom/anova/gram_sum.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace posgeom::anova {
+namespace {
+
+// BLAS ssyrk_ (Fortran calling convention, trailing hidden lengths of the character
+// arguments), found at run time: whichever BLAS LibTorch was linked with provides it; a
+// LibTorch that keeps its BLAS private falls back to a full matrix product.
+using Ssyrk = void (*)(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha,
+                       const float* a, const int* lda, const float* beta, float* c, const int* ldc, std::size_t,
+                       std::size_t);
+
+Ssyrk findSsyrk() {
+  static const Ssyrk symbol = reinterpret_cast<Ssyrk>(dlsym(RTLD_DEFAULT, "ssyrk_"));
+  return symbol;
+}
+
+}  // namespace
+
+GramSum::GramSum(int64_t dim, const at::Device& device)
+    : sum_(at::zeros({dim, dim}, at::TensorOptions().dtype(at::kDouble).device(device))),
+      triangular_(device.is_cpu() && findSsyrk() != nullptr) {
+  // Zeros once: ssyrk_ writes one triangle, the other stays zero.
+  if (triangular_) scratch_ = at::zeros({dim, dim}, at::TensorOptions().dtype(at::kFloat));
+}
+
+void GramSum::add(const at::Tensor& rows) {
+  if (rows.scalar_type() == at::kDouble) {
+    const auto product = at::mm(rows.t(), rows);
+    sum_.add_(triangular_ ? product.tril() : product);
+    return;
+  }
+  const auto x = rows.to(at::kFloat).contiguous();
+  for (int64_t start = 0; start < x.size(0); start += kGramBlockRows) {
+    const auto block = x.narrow(0, start, std::min(kGramBlockRows, x.size(0) - start));
+    if (!triangular_) {
+      sum_.add_(at::mm(block.t(), block).to(at::kDouble));
+      continue;
+    }
+    // Row-major block [k, d] is the column-major d x k matrix A; A A^T into the column-major
+    // upper triangle of scratch, which is its row-major lower triangle.
+    const int n = static_cast<int>(block.size(1)), k = static_cast<int>(block.size(0));
+    const float one = 1.0f, zero = 0.0f;
+    findSsyrk()("U", "N", &n, &k, &one, block.data_ptr<float>(), &n, &zero, scratch_.data_ptr<float>(), &n, 1, 1);
+    sum_.add_(scratch_);
+  }
+}
+
+at::Tensor GramSum::sum() const {
+  if (!triangular_) return sum_;
+  return sum_ + sum_.t() - at::diag_embed(sum_.diagonal());
+}
+
+void GramSum::set(const at::Tensor& symmetric) { sum_.copy_(triangular_ ? symmetric.tril() : symmetric); }
+
+}  // namespace posgeom::anova
