@@ -1,0 +1,15 @@
+#pragma once
+// The process's own resident memory (Linux /proc), for benchmarks.
+#include <cstdint>
+
+namespace posgeom {
+
+// The peak resident set size so far (VmHWM), in bytes; 0 where it cannot be read.
+int64_t peakResidentBytes();
+// Returns freed heap memory to the system (glibc malloc_trim), so that the resident size
+// is what is in use.
+void releaseFreeMemory();
+// Starts a new peak at the current resident size (Linux >= 4.0); false if it could not.
+bool resetPeakResident();
+
+}  // namespace posgeom

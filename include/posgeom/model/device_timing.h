@@ -1,0 +1,27 @@
+#pragma once
+// Timing work on a device whose kernels run asynchronously (CUDA), and the machine's
+// matrix-multiply limit to compare a pass with. Torch-free header.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace posgeom::model {
+
+struct Numerics;
+
+// Waits until everything queued on the device has run; nothing to do on the CPU.
+void synchronize(const Numerics& numerics);
+
+// Measured square matrix products n x n x n in the compute dtype on the device: the
+// rate of the fastest of `trials` runs of `repeats` products (GFLOP/s, 2 n^3 each).
+double measureMatmulGflops(const Numerics& numerics, int64_t n, int repeats, int trials);
+
+// The current CUDA device's memory as the CUDA runtime reports it (all processes);
+// nullopt where LibTorch brought no CUDA runtime into the process.
+struct DeviceMemory {
+  int64_t free = 0;
+  int64_t total = 0;
+};
+std::optional<DeviceMemory> cudaMemory();
+
+}  // namespace posgeom::model

@@ -1,0 +1,30 @@
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "posgeom/pipeline/bench_job.h"
+
+namespace posgeom::cli {
+
+void addBenchCommand(CLI::App& app, std::vector<Command>& commands) {
+  auto job = std::make_shared<pipeline::BenchJob>();
+  auto* sub = app.add_subcommand(
+      "bench", "measure the forward pass and analyze against the machine's matrix-multiply throughput");
+  sub->add_option("--shape", job->shapes,
+                  "random models to write and measure: gpt2-small, llama-small, llama-1b "
+                  "(default gpt2-small and llama-small; llama-1b instead on CUDA)")
+      ->delimiter(',');
+  sub->add_option("--model", job->models, "measure these checkpoints instead of random shapes")->delimiter(',');
+  sub->add_option("--seq-len", job->seq_len, "tokens per window")->capture_default_str();
+  sub->add_option("--batch-size", job->batch_size, "windows per forward pass (0: chosen for the device)")
+      ->capture_default_str();
+  sub->add_option("--rounds", job->rounds, "timed rounds of forward, analyze and analyze --heads")->capture_default_str();
+  sub->add_option("--dtype", job->dtype, "compute dtype: float32, bfloat16 or float16")->capture_default_str();
+  sub->add_option("--device", job->device, "cpu, cuda or cuda:N")->capture_default_str();
+  sub->add_option("--work-dir", job->work_dir, "keep the random checkpoints here and reuse them (default: temporary)");
+  sub->add_option("--out", job->out, "also write the numbers as JSON");
+  commands.push_back({sub, [job] { std::cout << pipeline::benchTable(pipeline::runBench(*job)) << std::flush; }});
+  commands.back().runs_model = true;
+}
+
+}  // namespace posgeom::cli

@@ -1,0 +1,79 @@
+#include "posgeom/model/flops.h"
+
+#include "posgeom/model/random_checkpoint.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+model::ModelConfig writtenConfig(const model::RandomCheckpointSpec& spec, const ScratchDir& s) {
+  const auto dir = s / spec.model_type;
+  model::writeRandomCheckpoint(spec, dir);
+  return model::loadModelConfig(dir);
+}
+
+std::vector<model::TensorSpec> specsOf(const model::ModelConfig& c) {
+  return model::architectureFor(c.model_type, "test").tensors(c);
+}
+
+TEST(Flops, Gpt2SmallByHand) {
+  // Writing 124M random parameters is slow; the config alone is what is counted.
+  const auto& arch = model::architectureFor("gpt2", "test");
+  model::ModelConfig c;
+  c.model_type = "gpt2";
+  c.vocab_size = 50257;
+  c.hidden_size = 768;
+  c.num_layers = 12;
+  c.num_heads = c.num_kv_heads = 12;
+  c.intermediate_size = 3072;
+  c.max_positions = 1024;
+  // Per block: c_attn 768 x 2304, attn c_proj 768 x 768, c_fc 768 x 3072, mlp c_proj 3072 x 768.
+  const int64_t per_block = 768 * 2304 + 768 * 768 + 768 * 3072 + 3072 * 768;
+  EXPECT_EQ(model::productParameters(arch.tensors(c)), 12 * per_block);  // 84,934,656: "85M non-embedding"
+  // Causal T = 512: a query sees 256.5 keys on average; q k^T and p v, 2 FLOPs per multiply-add.
+  EXPECT_DOUBLE_EQ(model::forwardFlopsPerToken(c, arch.tensors(c), 512, true),
+                   2.0 * 12 * per_block + 12 * 4.0 * 768 * 256.5);
+  EXPECT_DOUBLE_EQ(model::forwardFlopsPerToken(c, arch.tensors(c), 512, false),
+                   2.0 * 12 * per_block + 12 * 4.0 * 768 * 512);
+}
+
+TEST(Flops, GroupedQueryLlamaCountsItsSmallerKeyAndValueMaps) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.model_type = "llama";
+  spec.layers = 2;
+  spec.hidden_size = 64;
+  spec.heads = 8;
+  spec.kv_heads = 2;
+  spec.intermediate_size = 96;
+  const auto c = writtenConfig(spec, s);
+  // q and o: 64 x 64; k and v: 64 x (2 heads x 8); gate, up and down: 64 x 96.
+  const int64_t per_block = 2 * 64 * 64 + 2 * 64 * 16 + 3 * 64 * 96;
+  EXPECT_EQ(model::productParameters(specsOf(c)), 2 * per_block);
+}
+
+TEST(Flops, EmbeddingsAndHeadsAreNotProducts) {
+  ScratchDir s;
+  for (const char* type : {"gpt2", "bert", "bloom", "llama"}) {
+    model::RandomCheckpointSpec spec;
+    spec.model_type = type;
+    const auto c = writtenConfig(spec, s);
+    int64_t tables = 0, outputs = 0;
+    for (const auto& t : specsOf(c)) {
+      tables += t.use == model::TensorSpec::Use::kLookup;
+      outputs += t.use == model::TensorSpec::Use::kOutput;
+      if (t.shape.size() == 2 && (t.name.find("embeddings.weight") != std::string::npos ||
+                                  t.name == "embed_tokens.weight" || t.name == "wte.weight" || t.name == "wpe.weight")) {
+        EXPECT_EQ(t.use, model::TensorSpec::Use::kLookup) << type << " " << t.name;
+      }
+      if (t.name.find("lm_head") != std::string::npos || t.name.find("cls.") == 0) {
+        EXPECT_EQ(t.use, model::TensorSpec::Use::kOutput) << type << " " << t.name;
+      }
+    }
+    EXPECT_GE(tables, 1) << type;
+    EXPECT_GE(outputs, 1) << type;
+  }
+}
+
+}  // namespace
+}  // namespace posgeom::testing
