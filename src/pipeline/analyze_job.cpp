@@ -25,6 +25,7 @@
 #include "posgeom/model/weights.h"
 #include "posgeom/pipeline/heads_stage.h"
 #include "posgeom/pipeline/memory_estimate.h"
+#include "posgeom/pipeline/window_batches.h"
 #include "pass_options.h"
 #include "posgeom/report/tables.h"
 
@@ -373,9 +374,13 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   }
 
   // The state as it stands: saved every --save-every windows, on a stop, and at the end.
+  // What the sampler and the stream had read when the last batch of the pass was cut (the
+  // reader runs one batch ahead of the pass).
+  corpus::WindowStats read_stats = sampler.stats();
+  corpus::TokenStreamStats stream_stats = stream->stats();
   auto snapshot = [&](bool complete, double seconds) {
-    const auto ws = sampler.stats();
-    const auto ss = stream->stats();
+    const auto& ws = read_stats;
+    const auto& ss = stream_stats;
     state.settings["data"] = {{"windows", windows},
                               {"tokens_read", ws.tokens_read},
                               {"documents", ws.documents_seen},
@@ -398,24 +403,17 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   int64_t saved_at = windows;
   const StopSignals signals;
   ProgressLine progress("analyze", job.num_seqs > 0 ? job.num_seqs / w.shard_count : 0, "windows");
+  WindowBatches batches(sampler, *stream, batch_size);  // the next batch is read during this one's pass
   for (bool more = true; more;) {
-    std::vector<int64_t> ids, indices;
-    std::vector<std::string> labels;
-    while (static_cast<int64_t>(indices.size()) < batch_size) {
-      auto window = sampler.next();
-      if (!window) {
-        more = false;
-        break;
-      }
-      hash.add(window->ids);
-      ids.insert(ids.end(), window->ids.begin(), window->ids.end());
-      indices.push_back(window->index);
-      labels.push_back(std::move(window->label));
-    }
-    if (indices.empty()) break;
-    const auto b = static_cast<int64_t>(indices.size());
-    request.ids = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({b, seq_len});
-    acc.beginBatch(indices, labels);
+    auto batch = batches.next();
+    read_stats = batch.windows_read;
+    stream_stats = batch.stream;
+    more = batch.size() == batch_size;
+    if (batch.size() == 0) break;
+    hash.add(batch.ids);
+    const int64_t b = batch.size();
+    request.ids = at::tensor(batch.ids, at::TensorOptions().dtype(at::kInt)).to(at::kLong).view({b, seq_len});
+    acc.beginBatch(std::move(batch.indices), std::move(batch.labels));
     loaded.model->forward(request);
     acc.checkFinite();
     windows += b;
@@ -439,8 +437,8 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
   }
   progress.finish();
   forward_s += secondsSince(t0);
-  const auto ws = sampler.stats();
-  const auto ss = stream->stats();
+  const auto& ws = read_stats;
+  const auto& ss = stream_stats;
   spdlog::info("{} windows of {} tokens ({} tokens read, {} documents) in {:.1f} s", windows, seq_len, ws.tokens_read,
                ws.documents_seen, forward_s);
   if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
