@@ -18,7 +18,7 @@ void addBenchCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--seq-len", job->seq_len, "tokens per window")->capture_default_str();
   sub->add_option("--batch-size", job->batch_size, "windows per forward pass (0: chosen for the device)")
       ->capture_default_str();
-  sub->add_option("--rounds", job->rounds, "timed rounds of forward, analyze and analyze --heads")->capture_default_str();
+  sub->add_option("--rounds", job->rounds, "timed rounds of forward, analyze and analyze --heads (the result is their median)")->capture_default_str();
   sub->add_option("--dtype", job->dtype, "compute dtype: float32, bfloat16 or float16")->capture_default_str();
   sub->add_option("--device", job->device, "cpu, cuda or cuda:N")->capture_default_str();
   sub->add_option("--work-dir", job->work_dir, "keep the random checkpoints here and reuse them (default: temporary)");

@@ -21,6 +21,7 @@
 #include "posgeom/model/loader.h"
 #include "posgeom/model/runtime.h"
 #include "posgeom/pipeline/analyze_job.h"
+#include "posgeom/pipeline/bench_rounds.h"
 #include "posgeom/pipeline/heads_stage.h"
 #include "posgeom/pipeline/memory_estimate.h"
 
@@ -216,17 +217,21 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
   pass(nullptr);  // warm-up: kernels chosen, buffers in place
   pass(accumulator.get());
   pass(head_accumulator.get());
-  double bare = 0, analysed = 0, with_heads = 0;
-  for (int i = 0; i < job.rounds; ++i) {  // interleaved, so that drifts in the machine's speed hit all three
-    bare += pass(nullptr);
-    analysed += pass(accumulator.get());
-    with_heads += pass(head_accumulator.get());
+  auto& rounds = r.rounds;
+  rounds.resize(static_cast<size_t>(job.rounds));
+  for (int i = 0; i < job.rounds; ++i) {
+    auto& round = rounds[static_cast<size_t>(i)];
+    for (const auto which : passOrder(i)) {
+      if (which == BenchPass::kForward) round.forward = pass(nullptr);
+      if (which == BenchPass::kAnalyze) round.analyze = pass(accumulator.get());
+      if (which == BenchPass::kAnalyzeHeads) round.analyze_heads = pass(head_accumulator.get());
+    }
     spdlog::info("{}: round {}/{}", name, i + 1, job.rounds);
   }
-  const double tokens = static_cast<double>(r.batch * job.seq_len * job.rounds);
-  r.forward_tokens_per_s = tokens / bare;
-  r.analyze_tokens_per_s = tokens / analysed;
-  r.analyze_heads_tokens_per_s = tokens / with_heads;
+  const auto rates = ratesFromRounds(rounds, static_cast<double>(r.batch * job.seq_len));
+  r.forward_tokens_per_s = rates.forward_tokens_per_s;
+  r.analyze_tokens_per_s = rates.analyze_tokens_per_s;
+  r.analyze_heads_tokens_per_s = rates.analyze_heads_tokens_per_s;
   r.forward_gemm_share = r.forward_tokens_per_s * r.flops_per_token / (gemm_gflops * 1e9);
 
   // Memory and the fixed costs as one analyze --heads run has them: the timing above held
@@ -337,6 +342,9 @@ nlohmann::json benchJson(const BenchResult& r) {
                         {"heads_end_stage_s", m.heads_end_stage_s},
                         {"peak_rss_bytes", m.peak_rss_bytes}};
     if (m.device_memory_bytes) j["device_memory_bytes"] = *m.device_memory_bytes;
+    auto& rounds = j["rounds_s"] = nlohmann::json::array();
+    for (const auto& round : m.rounds)
+      rounds.push_back({{"forward", round.forward}, {"analyze", round.analyze}, {"analyze_heads", round.analyze_heads}});
     models.push_back(std::move(j));
   }
   nlohmann::json out = {{"tool", "posgeom bench"},

@@ -45,6 +45,8 @@ TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
     ASSERT_TRUE(json.contains(key)) << key;
   EXPECT_DOUBLE_EQ(json["forward_tokens_per_s"].get<double>(), m.forward_tokens_per_s);
   EXPECT_EQ(json["models"].size(), 1u);
+  ASSERT_EQ(json["models"][0]["rounds_s"].size(), 1u);  // the timings behind the rates
+  EXPECT_NEAR(json["models"][0]["rounds_s"][0]["forward"].get<double>(), 2 * 24 / m.forward_tokens_per_s, 1e-9);
   EXPECT_NE(pipeline::benchTable(r).find("% of the matrix-multiply throughput"), std::string::npos);
 }
 

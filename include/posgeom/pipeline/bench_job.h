@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "posgeom/model/random_checkpoint.h"
+#include "posgeom/pipeline/bench_rounds.h"
 
 namespace posgeom::pipeline {
 
@@ -28,7 +29,7 @@ struct BenchJob {
   std::vector<std::filesystem::path> models;      // existing checkpoints, measured instead of shapes
   int64_t seq_len = 512;
   int64_t batch_size = 0;                         // 0: chosen (enough tokens per product, within memory)
-  int rounds = 3;                                 // timed rounds after one warm-up round
+  int rounds = 5;                                 // timed rounds after one warm-up round (medians of them)
   std::string device = "cpu";
   std::string dtype = "float32";
   std::filesystem::path work_dir;                 // generated checkpoints, kept and reused; empty: temporary
@@ -46,6 +47,7 @@ struct BenchModelResult {
   double analyze_tokens_per_s = 0;        // the pass with analyze's accumulators
   double analyze_heads_tokens_per_s = 0;  // and with --heads' attention inputs
   double forward_gemm_share = 0;          // forward FLOP/s over the measured matrix throughput
+  std::vector<RoundSeconds> rounds;       // each timed round's passes, the rates' source
   double metrics_end_stage_s = 0;         // once per run: the per-layer metrics
   double heads_end_stage_s = 0;           // once per run with --heads: kernels, QK split
   int64_t peak_rss_bytes = 0;             // while this model was measured

@@ -1,0 +1,31 @@
+#pragma once
+// posgeom bench's timed rounds and what they say. The machine may be shared: its speed
+// drifts and it stalls now and then. Each round runs the three passes back to back in an
+// order that rotates from round to round; tokens/s come from medians, and the cost of
+// the accumulators from the median of same-round ratios, so that one slow pass or one
+// slow round does not move the result. Torch-free.
+#include <array>
+#include <vector>
+
+namespace posgeom::pipeline {
+
+enum class BenchPass { kForward, kAnalyze, kAnalyzeHeads };
+
+// The order of the three passes in round `round` (0-based): each pass goes first, second
+// and third equally often, so none always follows the same one.
+std::array<BenchPass, 3> passOrder(int round);
+
+struct RoundSeconds {
+  double forward = 0, analyze = 0, analyze_heads = 0;
+};
+
+struct PassRates {
+  double forward_tokens_per_s = 0;
+  double analyze_tokens_per_s = 0;        // forward's rate over the median analyze/forward ratio
+  double analyze_heads_tokens_per_s = 0;  // and over the median heads/forward ratio
+};
+
+// Needs at least one round.
+PassRates ratesFromRounds(const std::vector<RoundSeconds>& rounds, double tokens_per_pass);
+
+}  // namespace posgeom::pipeline
