@@ -13,11 +13,12 @@ at::Tensor exactGram(const at::Tensor& rows) {
 }
 
 TEST(GramSum, EqualsTheFloat64ProductAcrossBlocks) {
-  // 600 rows: two full blocks and a short one; 37 columns: no alignment luck.
-  const auto rows = at::randn({600, 37});
+  // A short call, then two full blocks and a short one; 37 columns: no alignment luck.
+  const int64_t first = 250, n = first + 2 * anova::kGramBlockRows + 100;
+  const auto rows = at::randn({n, 37});
   anova::GramSum gram(37, at::kCPU);
-  gram.add(rows.narrow(0, 0, 250));
-  gram.add(rows.narrow(0, 250, 350));
+  gram.add(rows.narrow(0, 0, first));
+  gram.add(rows.narrow(0, first, n - first));
   const auto sum = gram.sum();
   EXPECT_TRUE(at::allclose(sum, exactGram(rows), 1e-5, 1e-4));
   EXPECT_TRUE(at::equal(sum, sum.t()));  // symmetric to the last bit, not just closely

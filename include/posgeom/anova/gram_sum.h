@@ -25,7 +25,8 @@ class GramSum {
 };
 
 // Rows per float32 product: short enough that a block's sums keep float32's ~1e-7
-// relative precision; the blocks are added in float64.
-inline constexpr int64_t kGramBlockRows = 256;
+// relative precision (the blocks are added in float64), long enough for ssyrk to run near
+// GEMM speed: one window at T = 512 took 9.0 ms per 2048 x 768 batch, 256-row blocks 10.9.
+inline constexpr int64_t kGramBlockRows = 512;
 
 }  // namespace posgeom::anova
