@@ -31,6 +31,13 @@ TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
   EXPECT_GT(m.analyze_tokens_per_s, 0);
   EXPECT_GT(m.analyze_heads_tokens_per_s, 0);
   EXPECT_EQ(m.batch, 2);
+  // On the CPU the accumulators' own time is measured inside each pass: some, not all of it.
+  ASSERT_TRUE(m.analyze_accumulator_share.has_value());
+  EXPECT_GT(*m.analyze_accumulator_share, 0);
+  ASSERT_TRUE(m.analyze_heads_accumulator_share.has_value());
+  EXPECT_GT(*m.analyze_heads_accumulator_share, 0);
+  ASSERT_EQ(m.rounds.size(), 1u);
+  EXPECT_LT(m.rounds[0].analyze_accumulating, m.rounds[0].analyze);
   EXPECT_EQ(m.layers, 2);
   EXPECT_GE(m.peak_rss_bytes, m.checkpoint_bytes);
   EXPECT_GT(m.checkpoint_bytes, 0);
@@ -48,6 +55,8 @@ TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
   ASSERT_EQ(json["models"][0]["rounds_s"].size(), 1u);  // the timings behind the rates
   EXPECT_NEAR(json["models"][0]["rounds_s"][0]["forward"].get<double>(), 2 * 24 / m.forward_tokens_per_s, 1e-9);
   EXPECT_NE(pipeline::benchTable(r).find("% of the matrix-multiply throughput"), std::string::npos);
+  EXPECT_NE(pipeline::benchTable(r).find("the accumulators' own time"), std::string::npos);
+  EXPECT_DOUBLE_EQ(json["models"][0]["analyze_accumulator_share"].get<double>(), *m.analyze_accumulator_share);
 }
 
 TEST(BenchJob, BadRequestsFailBeforeAnyMeasurement) {

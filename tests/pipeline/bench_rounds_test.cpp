@@ -37,6 +37,20 @@ TEST(BenchRounds, OneStalledPassOrADriftingMachineDoesNotMoveTheResult) {
   EXPECT_NEAR(rates.forward_tokens_per_s / rates.analyze_heads_tokens_per_s, 1.2, 1e-12);
 }
 
+TEST(BenchRounds, TheAccumulatorsShareIsTheirTimeOverTheRestOfTheSamePass) {
+  // Round 2 drifted to half speed, its forward pass included: the ratios of passes
+  // move, the share measured inside each pass does not.
+  std::vector<RoundSeconds> rounds(3);
+  rounds[0] = {2.0, 2.2, 2.4, 0.2, 0.4};
+  rounds[1] = {2.0, 4.4, 4.8, 0.4, 0.8};
+  rounds[2] = {2.0, 2.2, 2.4, 0.2, 0.4};
+  const auto rates = pipeline::ratesFromRounds(rounds, 1000);
+  EXPECT_NEAR(rates.analyze_accumulator_share, 0.1, 1e-12);
+  EXPECT_NEAR(rates.analyze_heads_accumulator_share, 0.2, 1e-12);
+  rounds[0].analyze_accumulating = rounds[1].analyze_accumulating = rounds[2].analyze_accumulating = 0;
+  EXPECT_EQ(pipeline::ratesFromRounds(rounds, 1000).analyze_accumulator_share, 0);  // not timed
+}
+
 TEST(BenchRounds, AnEvenNumberOfRoundsTakesTheMiddleTwo) {
   const auto rates = pipeline::ratesFromRounds({{1.0, 1.0, 1.0}, {2.0, 2.0, 2.0}, {3.0, 3.0, 3.0}, {9.0, 9.0, 9.0}}, 10);
   EXPECT_DOUBLE_EQ(rates.forward_tokens_per_s, 10 / 2.5);

@@ -46,6 +46,8 @@ struct BenchModelResult {
   double forward_tokens_per_s = 0;
   double analyze_tokens_per_s = 0;        // the pass with analyze's accumulators
   double analyze_heads_tokens_per_s = 0;  // and with --heads' attention inputs
+  std::optional<double> analyze_accumulator_share;        // CPU: PassRates' shares
+  std::optional<double> analyze_heads_accumulator_share;
   double forward_gemm_share = 0;          // forward FLOP/s over the measured matrix throughput
   std::vector<RoundSeconds> rounds;       // each timed round's passes, the rates' source
   double metrics_end_stage_s = 0;         // once per run: the per-layer metrics

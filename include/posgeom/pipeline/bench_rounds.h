@@ -17,12 +17,18 @@ std::array<BenchPass, 3> passOrder(int round);
 
 struct RoundSeconds {
   double forward = 0, analyze = 0, analyze_heads = 0;
+  // Of analyze's and analyze --heads' seconds, those spent inside the accumulators (CPU,
+  // where their calls return when done; 0 where not timed).
+  double analyze_accumulating = 0, analyze_heads_accumulating = 0;
 };
 
 struct PassRates {
   double forward_tokens_per_s = 0;
   double analyze_tokens_per_s = 0;        // forward's rate over the median analyze/forward ratio
   double analyze_heads_tokens_per_s = 0;  // and over the median heads/forward ratio
+  // The accumulators' own time over the rest of the same pass (median; 0 where not timed):
+  // the cost of analysis measured within one pass, which no drift between passes reaches.
+  double analyze_accumulator_share = 0, analyze_heads_accumulator_share = 0;
 };
 
 // Needs at least one round.
