@@ -408,11 +408,11 @@ ModelAnalysis analyzeModel(const AnalyzeJob& job) {
     auto batch = batches.next();
     read_stats = batch.windows_read;
     stream_stats = batch.stream;
-    more = batch.size() == batch_size;
+    more = !batches.exhausted();
     if (batch.size() == 0) break;
     hash.add(batch.ids);
     const int64_t b = batch.size();
-    request.ids = at::tensor(batch.ids, at::TensorOptions().dtype(at::kInt)).to(at::kLong).view({b, seq_len});
+    request.ids = at::from_blob(batch.ids.data(), {b, seq_len}, at::TensorOptions().dtype(at::kInt)).to(at::kLong);
     acc.beginBatch(std::move(batch.indices), std::move(batch.labels));
     loaded.model->forward(request);
     acc.checkFinite();

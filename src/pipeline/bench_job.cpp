@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "pass_options.h"
 #include "posgeom/base/error.h"
@@ -218,11 +220,9 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
   const std::vector<std::string> labels(static_cast<size_t>(r.batch));
   int64_t next_window = 0;
   int64_t device_peak = 0;
-  struct PassSeconds {
-    double total = 0, accumulating = 0;  // accumulating: 0 unless timed (CPU)
-  };
   const bool time_accumulators = numerics.device.is_cpu();
-  auto pass = [&](anova::Accumulator* acc) {
+  // (seconds, of which inside the accumulators: 0 unless timed)
+  auto pass = [&](anova::Accumulator* acc) -> std::pair<double, double> {
     std::optional<TimedObserver> timed;
     model::ForwardRequest request;
     request.ids = ids;
@@ -239,7 +239,7 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
     model::synchronize(numerics);
     const double seconds = secondsSince(start);
     if (const auto memory = model::cudaMemory()) device_peak = std::max(device_peak, memory->total - memory->free);
-    return PassSeconds{seconds, timed ? timed->seconds : 0.0};
+    return {seconds, timed ? timed->seconds : 0.0};
   };
   pass(nullptr);  // warm-up: kernels chosen, buffers in place
   pass(accumulator.get());
@@ -249,17 +249,10 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
   for (int i = 0; i < job.rounds; ++i) {
     auto& round = rounds[static_cast<size_t>(i)];
     for (const auto which : passOrder(i)) {
-      if (which == BenchPass::kForward) round.forward = pass(nullptr).total;
-      if (which == BenchPass::kAnalyze) {
-        const auto p = pass(accumulator.get());
-        round.analyze = p.total;
-        round.analyze_accumulating = p.accumulating;
-      }
-      if (which == BenchPass::kAnalyzeHeads) {
-        const auto p = pass(head_accumulator.get());
-        round.analyze_heads = p.total;
-        round.analyze_heads_accumulating = p.accumulating;
-      }
+      if (which == BenchPass::kForward) round.forward = pass(nullptr).first;
+      if (which == BenchPass::kAnalyze) std::tie(round.analyze, round.analyze_accumulating) = pass(accumulator.get());
+      if (which == BenchPass::kAnalyzeHeads)
+        std::tie(round.analyze_heads, round.analyze_heads_accumulating) = pass(head_accumulator.get());
     }
     spdlog::info("{}: round {}/{}", name, i + 1, job.rounds);
   }

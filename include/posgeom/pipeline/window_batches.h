@@ -32,6 +32,8 @@ class WindowBatches {
   // The next batch (empty at the end of the corpus), and the one after it starts being
   // read. Reading errors (InputError) surface here, for the batch they belong to.
   WindowBatch next();
+  // Whether the batch last handed out was the corpus' last (short or empty).
+  bool exhausted() const { return ended_; }
 
  private:
   WindowBatch read();
