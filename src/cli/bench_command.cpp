@@ -2,12 +2,13 @@
 #include <memory>
 
 #include "commands.h"
-#include "posgeom/pipeline/bench_job.h"
+#include "posgeom/jobs/bench_job.h"
+#include "typed_option.h"
 
 namespace posgeom::cli {
 
 void addBenchCommand(CLI::App& app, std::vector<Command>& commands) {
-  auto job = std::make_shared<pipeline::BenchJob>();
+  auto job = std::make_shared<jobs::BenchJob>();
   auto* sub = app.add_subcommand(
       "bench", "measure the forward pass and analyze against the machine's matrix-multiply throughput");
   sub->add_option("--shape", job->shapes,
@@ -19,11 +20,10 @@ void addBenchCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--batch-size", job->batch_size, "windows per forward pass (0: chosen for the device)")
       ->capture_default_str();
   sub->add_option("--rounds", job->rounds, "timed rounds of forward, analyze and analyze --heads (the result is their median)")->capture_default_str();
-  sub->add_option("--dtype", job->dtype, "compute dtype: float32, bfloat16 or float16")->capture_default_str();
-  sub->add_option("--device", job->device, "cpu, cuda or cuda:N")->capture_default_str();
+  addDeviceOptions(sub, job->device, job->dtype);
   sub->add_option("--work-dir", job->work_dir, "keep the random checkpoints here and reuse them (default: temporary)");
   sub->add_option("--out", job->out, "also write the numbers as JSON");
-  commands.push_back({sub, [job] { std::cout << pipeline::benchTable(pipeline::runBench(*job)) << std::flush; }});
+  commands.push_back({sub, [job] { std::cout << jobs::benchTable(jobs::runBench(*job)) << std::flush; }});
   commands.back().runs_model = true;
 }
 

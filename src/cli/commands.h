@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "posgeom/pipeline/analyze_job.h"
+#include "posgeom/pass/options.h"
 
 namespace posgeom::cli {
 
@@ -19,8 +19,8 @@ struct Command {
 void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands);
 // `analyze`'s options as given in a sweep, parsed exactly as on the command line;
 // a bad option is an InputError naming `where`.
-pipeline::AnalyzeJob analyzeJobFromOptions(const std::vector<std::pair<std::string, std::string>>& options,
-                                           const std::string& where);
+pass::AnalyzeOptions analyzeOptionsFrom(const std::vector<std::pair<std::string, std::string>>& options,
+                                        const std::string& where);
 // `batch` sets exit_code to 1 when a run was skipped, failed or moved from its reference.
 void addBatchCommand(CLI::App& app, std::vector<Command>& commands, int& exit_code);
 void addBenchCommand(CLI::App& app, std::vector<Command>& commands);

@@ -1,35 +1,36 @@
 #include <memory>
 
 #include "commands.h"
-#include "posgeom/model/forward_job.h"
+#include "posgeom/jobs/forward_job.h"
+#include "typed_option.h"
 
 namespace posgeom::cli {
 
 void addForwardCommand(CLI::App& app, std::vector<Command>& commands) {
-  auto job = std::make_shared<model::ForwardJob>();
+  auto job = std::make_shared<jobs::ForwardJob>();
+  auto* r = &job->request;
   auto* sub = app.add_subcommand("forward", "run a model on token ids and write every hidden state");
   sub->add_option("--model", job->model, "model directory or Hugging Face hub name")->required();
-  auto* ids = sub->add_option("--ids", job->ids_path, "safetensors file with int64 input_ids [B,T]");
+  auto* ids = sub->add_option("--ids", r->ids_path, "safetensors file with int64 input_ids [B,T]");
   auto random = std::make_shared<std::vector<int64_t>>();
   auto* random_ids = sub->add_option("--random-ids", *random, "instead of --ids: B,T uniformly random token ids")
                          ->delimiter(',')
                          ->expected(2);
   ids->excludes(random_ids);
-  sub->add_option("--seed", job->seed, "seed for --random-ids")->capture_default_str();
-  sub->add_option("--out", job->out_path, "output safetensors file")->required();
-  sub->add_option("--dtype", job->dtype, "compute dtype: float32, bfloat16 or float16")->capture_default_str();
-  sub->add_option("--device", job->device, "cpu, cuda or cuda:N")->capture_default_str();
-  sub->add_flag("--causal", job->causal, "causal mask for bidirectional models (BERT)");
-  sub->add_flag("--final-norm", job->final_norm_last, "apply the final norm to the last hidden state, as HF does");
+  sub->add_option("--seed", r->seed, "seed for --random-ids")->capture_default_str();
+  sub->add_option("--out", r->out_path, "output safetensors file")->required();
+  addDeviceOptions(sub, r->device, r->dtype);
+  sub->add_flag("--causal", r->causal, "causal mask for bidirectional models (BERT)");
+  sub->add_flag("--final-norm", r->final_norm_last, "apply the final norm to the last hidden state, as HF does");
   sub->callback([ids, random_ids] {
     if (ids->count() + random_ids->count() == 0) throw CLI::RequiredError("--ids or --random-ids");
   });
   commands.push_back({sub, [job, random] {
                         if (random->size() == 2) {
-                          job->random_batch = std::max<int64_t>(1, (*random)[0]);
-                          job->random_len = (*random)[1];
+                          job->request.random_batch = std::max<int64_t>(1, (*random)[0]);
+                          job->request.random_len = (*random)[1];
                         }
-                        model::runForwardJob(*job);
+                        jobs::runForwardJob(*job);
                       }});
   commands.back().runs_model = true;
 }

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "posgeom/model/inspect.h"
+#include "posgeom/jobs/inspect_job.h"
 
 namespace posgeom::cli {
 
@@ -16,8 +16,8 @@ void addInspectCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--model", opt->model, "model directory or Hugging Face hub name")->required();
   sub->add_flag("--json", opt->json, "print JSON instead of text");
   commands.push_back({sub, [opt] {
-                        const auto info = model::inspectModel(opt->model);
-                        std::cout << (opt->json ? info.dump(2) + "\n" : model::formatInspection(info));
+                        const auto info = jobs::inspectModel(opt->model);
+                        std::cout << (opt->json ? info.dump(2) + "\n" : jobs::formatInspection(info));
                       }});
 }
 

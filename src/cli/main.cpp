@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "config_file.h"
 #include "posgeom/base/error.h"
-#include "posgeom/model/runtime.h"
+#include "posgeom/runtime/threads.h"
 
 namespace {
 
@@ -54,15 +54,15 @@ int main(int argc, char** argv) {
     return static_cast<int>(ExitCode::kBadInput);
   }
   for (const auto& command : commands)
-    if (command.app->parsed() && command.runs_model) posgeom::model::restartWithThreadSettings(argv);
+    if (command.app->parsed() && command.runs_model) posgeom::runtime::restartWithThreadSettings(argv);
   setUpLogging(quiet && log_level == "info" ? "warn" : log_level);
   // A file-size limit then fails the write (reported, temporary file removed) instead of
   // killing the process with a half-written file.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
-    const int threads_used = posgeom::model::configureThreads(threads);
-    spdlog::debug("{} intra-op threads; {}", threads_used, posgeom::model::describeThreadSettings());
-    posgeom::model::warnIfReferenceBlas();
+    const int threads_used = posgeom::runtime::configureThreads(threads);
+    spdlog::debug("{} intra-op threads; {}", threads_used, posgeom::runtime::describeThreadSettings());
+    posgeom::runtime::warnIfReferenceBlas();
     for (const auto& command : commands)
       if (command.app->parsed()) command.run();
   } catch (const posgeom::RunStopped& e) {

@@ -2,12 +2,12 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
-#include "posgeom/corpus/tokenize_job.h"
+#include "posgeom/jobs/tokenize_job.h"
 
 namespace posgeom::cli {
 
 void addTokenizeCommand(CLI::App& app, std::vector<Command>& commands) {
-  auto job = std::make_shared<corpus::TokenizeJob>();
+  auto job = std::make_shared<jobs::TokenizeJob>();
   auto* sub = app.add_subcommand("tokenize", "turn a text corpus into token ids with a model's tokenizer");
   auto* model = sub->add_option("--model", job->model, "model directory or hub name whose tokenizer to use");
   auto* tok = sub->add_option("--tokenizer", job->tokenizer, "tokenizer directory (instead of --model)");
@@ -25,7 +25,7 @@ void addTokenizeCommand(CLI::App& app, std::vector<Command>& commands) {
     if (model->count() + tok->count() == 0) throw CLI::RequiredError("--model or --tokenizer");
   });
   commands.push_back({sub, [job] {
-                        const auto s = corpus::runTokenizeJob(*job);
+                        const auto s = jobs::runTokenizeJob(*job);
                         spdlog::info("{} tokens from {} documents ({} bytes){}", s.tokens, s.documents, s.bytes,
                                      s.invalid_utf8_replaced
                                          ? fmt::format("; {} invalid UTF-8 sequences replaced", s.invalid_utf8_replaced)

@@ -1,4 +1,3 @@
-#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -52,16 +51,8 @@ void addTrainCommands(CLI::App& app, std::vector<Command>& commands) {
   eval->add_option("--out", e->out, "also write the table as CSV here");
   commands.push_back({eval, [e] {
                         const auto rows = train::evaluateAddition(e->model, e->max_digits, e->samples, e->seed, e->device);
-                        std::string csv = "digits,samples,correct,accuracy\n";
-                        std::cout << "digits  accuracy\n";
-                        for (const auto& r : rows) {
-                          char line[96];
-                          std::snprintf(line, sizeof(line), "%6lld  %8.3f\n", static_cast<long long>(r.digits), r.accuracy());
-                          std::cout << line;
-                          csv += std::to_string(r.digits) + "," + std::to_string(r.samples) + "," + std::to_string(r.correct) + "," +
-                                 std::to_string(r.accuracy()) + "\n";
-                        }
-                        if (!e->out.empty()) io::writeTextFileAtomically(e->out, csv);
+                        std::cout << train::additionTable(rows);
+                        if (!e->out.empty()) io::writeTextFileAtomically(e->out, train::additionCsv(rows));
                       }});
   commands.back().runs_model = true;
 }

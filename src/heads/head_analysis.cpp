@@ -30,12 +30,12 @@ std::vector<std::pair<int64_t, int64_t>> parseHeadList(const std::string& spec) 
     start = comma == std::string::npos ? spec.size() : comma + 1;
     const auto dot = item.find('.');
     char* end = nullptr;
-    const long layer = dot == std::string::npos ? -1 : std::strtol(item.c_str(), &end, 10);
-    const bool layer_ok = dot != std::string::npos && end == item.c_str() + dot && dot > 0;
-    const long head = layer_ok ? std::strtol(item.c_str() + dot + 1, &end, 10) : -1;
-    if (!layer_ok || *end != '\0' || dot + 1 == item.size() || layer < 1 || head < 0)
-      throw InputError("--qk-heads", "'" + item + "' is not LAYER.HEAD (layer >= 1, e.g. 3.0)");
-    out.emplace_back(layer, head);
+    const long block = dot == std::string::npos ? -1 : std::strtol(item.c_str(), &end, 10);
+    const bool block_ok = dot != std::string::npos && end == item.c_str() + dot && dot > 0;
+    const long head = block_ok ? std::strtol(item.c_str() + dot + 1, &end, 10) : -1;
+    if (!block_ok || *end != '\0' || dot + 1 == item.size() || block < 0 || head < 0)
+      throw InputError("--qk-heads", "'" + item + "' is not BLOCK.HEAD (0-based block, e.g. 3.0)");
+    out.emplace_back(block, head);
   }
   return out;
 }
@@ -48,14 +48,14 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   const HeadMaps& maps = block.maps[h];
   const Eigen::MatrixXd mean_kernel = positionalKernel(maps, block.means, settings);
   const bool keep_maps = std::find(options.qk_maps.begin(), options.qk_maps.end(),
-                                   std::make_pair(block.layer, static_cast<int64_t>(h))) != options.qk_maps.end();
+                                   std::make_pair(block.block, static_cast<int64_t>(h))) != options.qk_maps.end();
   SampledAttention sampled = sampleAttention(maps, block.means, block.samples, settings, keep_maps);
   const bool use_sampled = options.query == QueryMode::kSampled && sampled.samples > 0;
   const Eigen::MatrixXd& kernel = use_sampled ? sampled.kernel : mean_kernel;
 
   const Eigen::Index last = kernel.rows() - 1;
   HeadReport r;
-  r.layer = block.layer;
+  r.block = block.block;
   r.head = static_cast<int64_t>(h);
   r.etc_curve = effectiveTokenCount(kernel);
   r.etc = r.etc_curve[last];

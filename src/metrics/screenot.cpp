@@ -59,6 +59,10 @@ ScreeNotStrategy parseScreeNotStrategy(const std::string& name) {
   throw InputError("--screenot-strategy", "'" + name + "' (use 0, w or i)");
 }
 
+const char* screeNotStrategyName(ScreeNotStrategy strategy) {
+  return strategy == ScreeNotStrategy::kTransportToZero ? "0" : strategy == ScreeNotStrategy::kWinsorize ? "w" : "i";
+}
+
 ScreeNotThreshold screeNot(const Eigen::VectorXd& singular_values, Eigen::Index rows, Eigen::Index cols, int k,
                            ScreeNotStrategy strategy) {
   const double gamma = std::min(static_cast<double>(rows) / cols, static_cast<double>(cols) / rows);

@@ -1,34 +1,50 @@
 #include "posgeom/model/architecture.h"
 
-#include <map>
-
+#include "arch/architectures.h"
 #include "posgeom/base/error.h"
 
 namespace posgeom::model {
-namespace {
-std::map<std::string, Architecture>& registry() {
-  static std::map<std::string, Architecture> r;
-  return r;
-}
-}  // namespace
 
-bool registerArchitecture(Architecture arch) {
-  const std::string key = arch.model_type;
-  return registry().emplace(key, std::move(arch)).second;
+// The one list of architectures (alphabetical by model_type).
+const std::vector<Architecture>& architectures() {
+  static const std::vector<Architecture> list = {bertArchitecture(), bloomArchitecture(), gpt2Architecture(),
+                                                 llamaArchitecture()};
+  return list;
 }
 
 std::vector<std::string> supportedModelTypes() {
   std::vector<std::string> out;
-  for (const auto& [k, v] : registry()) out.push_back(k);
+  for (const auto& a : architectures()) out.push_back(a.model_type);
   return out;
 }
 
 const Architecture& architectureFor(const std::string& model_type, const std::string& where) {
-  const auto it = registry().find(model_type);
-  if (it != registry().end()) return it->second;
+  for (const auto& a : architectures())
+    if (a.model_type == model_type) return a;
   std::string supported;
   for (const auto& k : supportedModelTypes()) supported += (supported.empty() ? "" : ", ") + k;
   throw InputError(where, "unsupported model_type '" + model_type + "' (supported: " + supported + ")");
+}
+
+ModelConfig configForShape(const ModelShape& shape, const ShapeDefaults& defaults) {
+  if (shape.layers <= 0 || shape.hidden_size <= 0 || shape.heads <= 0 || shape.vocab_size <= 0 || shape.max_positions <= 0)
+    throw InputError("random-model", "sizes must be positive");
+  if (shape.hidden_size % shape.heads != 0) throw InputError("random-model", "hidden size must be divisible by heads");
+  ModelConfig config;
+  config.vocab_size = shape.vocab_size;
+  config.hidden_size = shape.hidden_size;
+  config.num_layers = shape.layers;
+  config.num_heads = shape.heads;
+  config.num_kv_heads = shape.kv_heads > 0 ? shape.kv_heads : shape.heads;
+  config.intermediate_size = shape.intermediate_size > 0 ? shape.intermediate_size : 4 * shape.hidden_size;
+  config.max_positions = shape.max_positions;
+  config.type_vocab_size = 2;
+  config.norm_eps = 1e-5;
+  if (config.num_heads % config.num_kv_heads != 0) throw InputError("random-model", "heads must be a multiple of kv heads");
+  config.activation = defaults.activation;
+  config.tie_word_embeddings = defaults.tie_word_embeddings;
+  config.positions = defaults.positions;
+  return config;
 }
 
 ModelConfig loadModelConfig(const std::filesystem::path& model_dir) {

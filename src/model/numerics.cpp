@@ -1,33 +1,22 @@
 #include "posgeom/model/numerics.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/runtime/torch_device.h"
 
 namespace posgeom::model {
 
 Numerics Numerics::parse(const std::string& dtype, const std::string& device) {
+  const auto d = runtime::parseDevice(device);
+  return of(runtime::parseComputeDtype(dtype), d);
+}
+
+Numerics Numerics::of(runtime::ComputeDtype dtype, const runtime::DeviceSpec& device) {
+  runtime::requireDevice(device);
   Numerics n;
-  if (device == "cpu") {
-    n.device = at::kCPU;
-  } else if (device.rfind("cuda", 0) == 0) {
-    if (!at::hasCUDA()) throw InputError("--device", "'" + device + "' asked for, but this build of LibTorch has no CUDA");
-    try {
-      n.device = at::Device(device);
-    } catch (const std::exception&) {
-      throw InputError("--device", "'" + device + "' is not a device (use cpu, cuda or cuda:N)");
-    }
-  } else {
-    throw InputError("--device", "'" + device + "' is not a device (use cpu, cuda or cuda:N)");
-  }
-  if (dtype == "float32" || dtype == "fp32") {
-    n.dtype = n.rounding = at::kFloat;
-  } else if (dtype == "bfloat16" || dtype == "bf16") {
-    n.dtype = n.rounding = at::kBFloat16;
-  } else if (dtype == "float16" || dtype == "fp16") {
-    n.rounding = at::kHalf;
-    n.dtype = n.device.is_cpu() ? at::kFloat : at::kHalf;
-  } else {
-    throw InputError("--dtype", "'" + dtype + "' is not a compute dtype (use float32, bfloat16 or float16)");
-  }
+  n.device = runtime::torchDevice(device);
+  n.rounding = runtime::torchDtype(dtype);
+  // float16 on the CPU: float32 arithmetic, every stored value rounded to float16.
+  n.dtype = n.rounding == at::kHalf && n.device.is_cpu() ? at::kFloat : n.rounding;
   return n;
 }
 

@@ -11,23 +11,16 @@ namespace posgeom::model {
 
 void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesystem::path& dir) {
   const auto& arch = architectureFor(spec.model_type, "--arch");
-  if (spec.layers <= 0 || spec.hidden_size <= 0 || spec.heads <= 0 || spec.vocab_size <= 0 || spec.max_positions <= 0)
-    throw InputError("random-model", "sizes must be positive");
-  if (spec.hidden_size % spec.heads != 0) throw InputError("random-model", "hidden size must be divisible by heads");
-  ModelConfig config;
+  ModelShape shape;
+  shape.layers = spec.layers;
+  shape.hidden_size = spec.hidden_size;
+  shape.heads = spec.heads;
+  shape.kv_heads = spec.kv_heads;
+  shape.intermediate_size = spec.intermediate_size;
+  shape.vocab_size = spec.vocab_size;
+  shape.max_positions = spec.max_positions;
+  ModelConfig config = arch.config_for_shape(shape);
   config.model_type = spec.model_type;
-  config.vocab_size = spec.vocab_size;
-  config.hidden_size = spec.hidden_size;
-  config.num_layers = spec.layers;
-  config.num_heads = spec.heads;
-  config.num_kv_heads = spec.kv_heads > 0 ? spec.kv_heads : spec.heads;
-  config.intermediate_size = spec.intermediate_size > 0 ? spec.intermediate_size : 4 * spec.hidden_size;
-  config.max_positions = spec.max_positions;
-  config.type_vocab_size = 2;
-  config.norm_eps = 1e-5;
-  config.activation = spec.model_type == "llama" ? "silu" : (spec.model_type == "bert" ? "gelu" : "gelu_new");
-  config.tie_word_embeddings = spec.model_type != "llama";
-  if (config.num_heads % config.num_kv_heads != 0) throw InputError("random-model", "heads must be a multiple of kv heads");
 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

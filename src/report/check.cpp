@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <sstream>
 
+#include "posgeom/base/error.h"
+
 namespace posgeom::report {
 namespace {
 
 std::string keyOf(const nlohmann::json& item) {
   std::string key;
-  for (const char* k : {"layer", "head", "from", "to"})
+  for (const char* k : {"layer", "block", "head", "from", "to"})
     if (item.is_object() && item.contains(k)) key += (key.empty() ? "" : ",") + std::string(k) + "=" + item[k].dump();
   return key;
 }
@@ -68,7 +70,12 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
 }  // namespace
 
 std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
-                                            const CheckOptions& options) {
+                                            const CheckOptions& options, const std::string& where) {
+  if (reference.is_object() && reference.contains("heads") && reference["heads"].is_array())
+    for (const auto& head : reference["heads"])
+      if (head.is_object() && head.contains("layer"))
+        throw InputError(where, "names heads by \"layer\"; heads are named by their 0-based \"block\" now (block = layer - 1: "
+                                "block b reads hidden.b and writes hidden.b+1)");
   CheckOptions merged = options;
   nlohmann::json numbers = reference;
   if (reference.is_object() && reference.contains("tolerances")) {

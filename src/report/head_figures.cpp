@@ -26,12 +26,12 @@ std::vector<double> shortened(const Eigen::VectorXd& v, Eigen::Index points) {
 
 std::string etcMapFigure(const std::vector<heads::HeadReport>& heads) {
   if (heads.empty()) return "";
-  int64_t first = heads.front().layer, last = first, width = 0;
-  for (const auto& h : heads) first = std::min(first, h.layer), last = std::max(last, h.layer), width = std::max(width, h.head + 1);
+  int64_t first = heads.front().block, last = first, width = 0;
+  for (const auto& h : heads) first = std::min(first, h.block), last = std::max(last, h.block), width = std::max(width, h.head + 1);
   Eigen::MatrixXd map = Eigen::MatrixXd::Constant(last - first + 1, width, NAN);
-  for (const auto& h : heads) map(h.layer - first, h.head) = std::sqrt(h.etc);
+  for (const auto& h : heads) map(h.block - first, h.head) = std::sqrt(h.etc);
   const double side = std::max<double>(static_cast<double>(width) * 12, 200);
-  PlotFrame frame{"sqrt(ETC) of every head", "head", "layer", static_cast<int>(std::min(side, 900.0)) + 110,
+  PlotFrame frame{"sqrt(ETC) of every head", "head", "block", static_cast<int>(std::min(side, 900.0)) + 110,
                   static_cast<int>(std::clamp(static_cast<double>(map.rows()) * 14, 160.0, 520.0)) + 60};
   return figureElement("fig-etc",
                        "Square root of the Effective Token Count of each head's positional kernel at the last position: dark "
@@ -43,21 +43,21 @@ std::string etcMapFigure(const std::vector<heads::HeadReport>& heads) {
 
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads) {
   if (heads.empty()) return "";
-  std::map<int64_t, std::vector<const heads::HeadReport*>> by_layer;
-  for (const auto& h : heads) by_layer[h.layer].push_back(&h);
+  std::map<int64_t, std::vector<const heads::HeadReport*>> by_block;
+  for (const auto& h : heads) by_block[h.block].push_back(&h);
   std::vector<std::string> panels;
-  for (const auto& [layer, hs] : by_layer) {
+  for (const auto& [block, hs] : by_block) {
     std::vector<std::vector<double>> curves;
     std::vector<std::string> names;
     for (const auto* h : hs) {
       curves.push_back(shortened(h->profile, 32));  // a 54-pixel panel shows no more
       names.push_back(std::to_string(h->head) + " " + h->kind.substr(0, 1));
     }
-    panels.push_back(smallMultiplesSvg("Kernels K(i) at the last query, layer " + std::to_string(layer), "key position i", "K",
+    panels.push_back(smallMultiplesSvg("Kernels K(i) at the last query, block " + std::to_string(block), "key position i", "K",
                                        curves, names, 16, static_cast<double>(hs.front()->profile.size() - 1)));
   }
   return figureElement("fig-kernels",
-                       "Each head's positional kernel over key positions for the last query (one shared scale per layer; "
+                       "Each head's positional kernel over key positions for the last query (one shared scale per block; "
                        "l = local, s = slow-decay, u = uniform): a spike at the right edge is a local head, a flat line a "
                        "uniform one.",
                        panels);
@@ -74,7 +74,7 @@ std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads) {
     const AxisRange positions{0, static_cast<double>(h.qk_maps[0].rows()), false};
     for (std::size_t i = 0; i < names.size(); ++i) {
       const bool attention = i + 1 == names.size();
-      const std::string title = "L" + std::to_string(h.layer) + ".H" + std::to_string(h.head) + " " + names[i];
+      const std::string title = "L" + std::to_string(h.block) + "H" + std::to_string(h.head) + " " + names[i];
       panels.push_back(heatmapSvg(h.qk_maps[i], attention ? ColorScale::fit(h.qk_maps[i], ColorMap::kSequential) : logits,
                                   {title, "key position", "query position"}, positions, positions,
                                   attention ? "weight" : "logit", 96));

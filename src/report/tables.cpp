@@ -50,7 +50,7 @@ std::string jsonTableCsv(const nlohmann::json& rows, const std::vector<std::stri
 
 // heads.csv's columns, in the order of the summary's heads entries.
 const std::vector<std::string> kHeadColumns{
-    "layer",          "head",           "etc",       "keys",          "class",         "window90",
+    "block",          "head",           "etc",       "keys",          "class",         "window90",
     "etc_mean_query", "denominator_cv", "contextual", "qk_share_pos_pos", "qk_share_pos_cvec", "qk_share_cvec_pos",
     "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "samples"};
 
@@ -120,7 +120,7 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
   if (!head_reports.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& h : head_reports)
-      list.push_back({{"layer", h.layer},
+      list.push_back({{"block", h.block},
                       {"head", h.head},
                       {"etc", h.etc},
                       {"keys", h.keys},
@@ -166,22 +166,22 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
   }
   if (!head_reports.empty()) {
     io::writeTextFileAtomically(dir / "heads.csv", jsonTableCsv(summary.at("heads"), kHeadColumns));
-    std::map<int64_t, std::vector<const heads::HeadReport*>> by_layer;
-    for (const auto& h : head_reports) by_layer[h.layer].push_back(&h);
-    for (const auto& [layer, hs] : by_layer) {
+    std::map<int64_t, std::vector<const heads::HeadReport*>> by_block;
+    for (const auto& h : head_reports) by_block[h.block].push_back(&h);
+    for (const auto& [block, hs] : by_block) {
       Eigen::MatrixXd etc(static_cast<Eigen::Index>(hs.size()), hs.front()->etc_curve.size());
       Eigen::MatrixXd profile(static_cast<Eigen::Index>(hs.size()), hs.front()->profile.size());
       for (std::size_t i = 0; i < hs.size(); ++i) {
         etc.row(static_cast<Eigen::Index>(i)) = hs[i]->etc_curve.transpose();
         profile.row(static_cast<Eigen::Index>(i)) = hs[i]->profile.transpose();
       }
-      io::writeTextFileAtomically(dir / ("etc_L" + std::to_string(layer) + ".csv"), matrixCsv(etc));
-      io::writeTextFileAtomically(dir / ("kernel_L" + std::to_string(layer) + ".csv"), matrixCsv(profile));
+      io::writeTextFileAtomically(dir / ("etc_B" + std::to_string(block) + ".csv"), matrixCsv(etc));
+      io::writeTextFileAtomically(dir / ("kernel_B" + std::to_string(block) + ".csv"), matrixCsv(profile));
     }
     for (const auto& h : head_reports)
       for (std::size_t i = 0; i < h.qk_maps.size(); ++i)
         io::writeTextFileAtomically(
-            dir / ("qk_L" + std::to_string(h.layer) + "_H" + std::to_string(h.head) + "_" + heads::qkMapNames()[i] + ".csv"),
+            dir / ("qk_B" + std::to_string(h.block) + "_H" + std::to_string(h.head) + "_" + heads::qkMapNames()[i] + ".csv"),
             matrixCsv(h.qk_maps[i]));
   }
   io::writeTextFileAtomically(dir / "report.html", htmlReport(summary, layers, head_reports));

@@ -1,9 +1,11 @@
 #include "posgeom/train/addition_eval.h"
 
+#include <cstdio>
+
 #include <ATen/ATen.h>
 
 #include "posgeom/base/error.h"
-#include "posgeom/model/loader.h"
+#include "posgeom/model/load/loader.h"
 #include "posgeom/tokenize/tokenizer.h"
 #include "posgeom/train/training_data.h"
 
@@ -58,6 +60,24 @@ std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& mode
     out.push_back(acc);
   }
   return out;
+}
+
+std::string additionTable(const std::vector<AdditionAccuracy>& rows) {
+  std::string out = "digits  accuracy\n";
+  for (const auto& r : rows) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "%6lld  %8.3f\n", static_cast<long long>(r.digits), r.accuracy());
+    out += line;
+  }
+  return out;
+}
+
+std::string additionCsv(const std::vector<AdditionAccuracy>& rows) {
+  std::string csv = "digits,samples,correct,accuracy\n";
+  for (const auto& r : rows)
+    csv += std::to_string(r.digits) + "," + std::to_string(r.samples) + "," + std::to_string(r.correct) + "," +
+           std::to_string(r.accuracy()) + "\n";
+  return csv;
 }
 
 }  // namespace posgeom::train

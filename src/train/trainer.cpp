@@ -18,7 +18,7 @@
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/model.h"
-#include "posgeom/model/weights.h"
+#include "posgeom/model/load/weights.h"
 #include "posgeom/train/training_data.h"
 
 namespace posgeom::train {
@@ -27,22 +27,23 @@ namespace {
 
 using Params = std::map<std::string, at::Tensor>;
 
-model::ModelConfig modelConfig(const TrainConfig& c, int64_t vocab) {
-  model::ModelConfig m;
-  m.model_type = "gpt2";
-  m.vocab_size = vocab;
-  m.hidden_size = c.model.width;
-  m.num_layers = c.model.layers;
-  m.num_heads = c.model.heads;
-  m.num_kv_heads = c.model.heads;
-  m.max_positions = c.model.positions;
-  m.intermediate_size = 4 * c.model.width;
-  m.norm_eps = 1e-5;
-  m.activation = "gelu_new";
-  m.tie_word_embeddings = true;
+// posgeom trains GPT-2-architecture models (learned, ALiBi or no positions).
+constexpr const char* kTrainedArchitecture = "gpt2";
+
+model::ModelConfig modelConfig(const model::Architecture& arch, const TrainConfig& c, int64_t vocab) {
+  model::ModelShape shape;
+  shape.layers = c.model.layers;
+  shape.hidden_size = c.model.width;
+  shape.heads = c.model.heads;
+  shape.vocab_size = vocab;
+  shape.max_positions = c.model.positions;
+  model::ModelConfig m = arch.config_for_shape(shape);
+  m.model_type = arch.model_type;
   m.positions = c.model.position_encoding == "alibi" ? model::PositionScheme::kAlibi
                 : c.model.position_encoding == "none" ? model::PositionScheme::kNone
                                                       : model::PositionScheme::kLearned;
+  if (c.model.dropout > 0 && !arch.supports_dropout)
+    throw InputError("train", arch.family + " models take no dropout in posgeom's forward pass");
   return m;
 }
 
@@ -132,7 +133,7 @@ class Trainer {
  public:
   Trainer(const TrainConfig& c, const TrainOptions& o)
       : c_(c), numerics_(model::Numerics::parse("float32", o.device)), data_(openTrainingData(c.data)),
-        arch_(model::architectureFor("gpt2", "train")), config_(modelConfig(c, data_->vocabSize())) {
+        arch_(model::architectureFor(kTrainedArchitecture, "train")), config_(modelConfig(arch_, c, data_->vocabSize())) {
     params_ = initialParams(arch_, config_, c.run.seed);
     for (auto& [name, t] : params_) {
       t = t.to(numerics_.device);

@@ -1,6 +1,6 @@
 #include "posgeom/anova/gram_sum.h"
 
-#include "posgeom/model/runtime.h"
+#include "posgeom/runtime/threads.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -26,8 +26,8 @@ TEST(GramSum, EqualsTheFloat64ProductAcrossBlocks) {
 
 TEST(GramSum, UsesTheSymmetricUpdateOfTheBlas) {
   // OpenBLAS (installed by the bootstrap) has ssyrk_: half the products of a full GEMM.
-  if (runningInCi() || !model::detectBlas().reference) {
-    EXPECT_TRUE(anova::GramSum(8, at::kCPU).symmetricUpdate()) << model::detectBlas().path;
+  if (runningInCi() || !runtime::detectBlas().reference) {
+    EXPECT_TRUE(anova::GramSum(8, at::kCPU).symmetricUpdate()) << runtime::detectBlas().path;
   }
 }
 

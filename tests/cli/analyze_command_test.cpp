@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -18,6 +19,45 @@ TEST(AnalyzeCommand, ActivationsToAReport) {
                              "--screenot-k", "10", "--out", (s / "r").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(io::readJsonFile(s / "r/summary.json")["layers"][0]["screenot_rank"], 6);
+}
+
+// Acceptance (options parsed once): every bad option is reported, naming it, before a
+// weight file is opened: the model's weights here are truncated, so an error that came
+// after reading them would name the weights instead.
+TEST(AnalyzeCommand, BadOptionsAreReportedBeforeAnyWeightIsRead) {
+  ScratchDir s;
+  const auto model = s / "truncated";
+  ASSERT_EQ(runPosgeom({"random-model", "--arch", "gpt2", "--layers", "2", "--dim", "32", "--heads", "4", "--out", model.string()})
+                .exit_code,
+            0);
+  std::filesystem::resize_file(model / "model.safetensors", std::filesystem::file_size(model / "model.safetensors") / 2);
+  const std::vector<std::string> base{"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "4",
+                                      "--seq-len", "16", "--screenot-k", "3", "--heads"};
+  auto run = [&](const std::vector<std::string>& extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--out", (s / "out").string()});
+    return runPosgeom(args);
+  };
+  const auto control = run({});
+  EXPECT_EQ(control.exit_code, 2);
+  EXPECT_NE(control.err.find("model.safetensors"), std::string::npos) << control.err;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--shard", "3/2"}, "--shard"},           {{"--sampling", "foo"}, "--sampling"},
+      {{"--dtype", "f8"}, "--dtype"},            {{"--device", "tpu"}, "--device"},
+      {{"--layer", "99"}, "--layer"},            {{"--screenot-strategy", "x"}, "--screenot-strategy"},
+      {{"--kernel-query", "z"}, "--kernel-query"}, {{"--batch-size", "-1"}, "--batch-size"},
+      {{"--qk-heads", "2.0"}, "--qk-heads"},     {{"--device", "cuda"}, "--device"},
+      {{"--max-memory", "lots"}, "--max-memory"}, {{"--seq-len", "2000"}, "--seq-len"}};
+  for (const auto& [extra, option] : cases) {
+    const auto r = run(extra);
+    EXPECT_EQ(r.exit_code, 2) << extra[0] << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("posgeom: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(option), std::string::npos) << extra[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find("model.safetensors"), std::string::npos) << extra[0] << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(s / "out")) << extra[0];
+  }
 }
 
 TEST(AnalyzeCommand, ScreeNotKTooLargeIsABadInput) {
@@ -116,7 +156,7 @@ TEST(AnalyzeCommand, HeadsOptionsReachTheReportAndMergeReanalysesThem) {
   EXPECT_EQ(summary["head_options"]["samples"], 3);
   EXPECT_EQ(summary["head_options"]["kernel_skip"], 2);
   EXPECT_EQ(summary["head_options"]["contextual_cv_below"], 0.5);
-  EXPECT_EQ(readFile(s / "0/heads.csv").substr(0, 40), "layer,head,etc,keys,class,window90,etc_m");
+  EXPECT_EQ(readFile(s / "0/heads.csv").substr(0, 40), "block,head,etc,keys,class,window90,etc_m");
 
   const auto merged = runPosgeom({"merge", (s / "0/state.safetensors").string(), (s / "1/state.safetensors").string(),
                                   "--model", model, "--screenot-k", "3", "--out", (s / "m").string()});

@@ -12,7 +12,7 @@ using namespace posgeom::heads;
 // Four heads: zero queries (uniform), a steep ALiBi slope (local), and two random ones.
 BlockHeads fourHeads(int t, int d, int samples) {
   BlockHeads b;
-  b.layer = 3;
+  b.block = 3;
   b.means = Eigen::MatrixXd::Random(t, d);
   b.samples = Eigen::MatrixXd(samples * t, d);
   for (int c = 0; c < samples; ++c) b.samples.middleRows(c * t, t) = b.means + 0.3 * Eigen::MatrixXd::Random(t, d);
@@ -42,7 +42,7 @@ TEST(HeadAnalysis, ClassesFlagsAndShapes) {
   EXPECT_FALSE(heads[1].contextual);
   EXPECT_EQ(heads[1].window90, 0);        // e^-3 per step: 95% on the query position itself
   for (const auto& h : heads) {
-    EXPECT_EQ(h.layer, 3);
+    EXPECT_EQ(h.block, 3);
     EXPECT_EQ(h.samples, 4);
     EXPECT_EQ(h.etc_curve.size(), 30);
     EXPECT_NEAR(h.profile.sum(), 1.0, 1e-12);

@@ -1,7 +1,7 @@
 #include "posgeom/model/random_checkpoint.h"
 
 #include "posgeom/base/error.h"
-#include "posgeom/model/loader.h"
+#include "posgeom/model/load/loader.h"
 #include "test_support.h"
 
 namespace posgeom::testing {

@@ -7,7 +7,7 @@ namespace posgeom::testing {
 namespace {
 
 TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
-  const auto heads = sampleHeads(4, 5, 30, 1);  // layers 1..3
+  const auto heads = sampleHeads(4, 5, 30, 1);  // blocks 0..2
   const auto etc = report::etcMapFigure(heads);
   EXPECT_NE(etc.find("id=\"fig-etc\""), std::string::npos);
   EXPECT_NE(etc.find("sqrt(ETC)"), std::string::npos);
@@ -15,13 +15,13 @@ TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
   std::size_t panels = 0, lines = 0;
   for (std::size_t at = 0; (at = kernels.find("<svg", at)) != std::string::npos; ++at) ++panels;
   for (std::size_t at = 0; (at = kernels.find("<polyline", at)) != std::string::npos; ++at) ++lines;
-  EXPECT_EQ(panels, 3u);  // one small-multiples panel per layer
+  EXPECT_EQ(panels, 3u);  // one small-multiples panel per block
   EXPECT_EQ(lines, 15u);  // one curve per head
   const auto qk = report::qkMapsFigure(heads);
   std::size_t maps = 0;
   for (std::size_t at = 0; (at = qk.find("<svg", at)) != std::string::npos; ++at) ++maps;
   EXPECT_EQ(maps, 6u);
-  EXPECT_NE(qk.find("L1.H0 cvec_pos"), std::string::npos);
+  EXPECT_NE(qk.find("L0H0 cvec_pos"), std::string::npos);
   EXPECT_EQ(report::qkMapsFigure(sampleHeads(3, 2, 10, 0)), "");  // none asked for
   EXPECT_EQ(report::etcMapFigure({}), "");
 }

@@ -97,7 +97,7 @@ TEST(HtmlReport, RendersInHeadlessChromiumAtLlamaScale) {
         EXPECT_GT(f["caption"].get<int>(), 60) << id;
       }
     EXPECT_EQ(result["figures"]["fig-gram"]["panels"], 33);
-    EXPECT_EQ(result["figures"]["fig-kernels"]["panels"], 32);  // one panel of 32 heads per layer 1..32
+    EXPECT_EQ(result["figures"]["fig-kernels"]["panels"], 32);  // one panel of 32 heads per block 0..31
     EXPECT_EQ(result["figures"]["fig-qk"]["panels"], 12);
   }
   // The screenshot shows the first Gram heatmap drawn: many colours inside its box.

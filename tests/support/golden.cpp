@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "posgeom/io/safetensors.h"
-#include "posgeom/model/loader.h"
-#include "posgeom/model/weights.h"
+#include "posgeom/model/load/loader.h"
+#include "posgeom/model/load/weights.h"
 #include "test_support.h"
 
 namespace posgeom::testing {

@@ -5,7 +5,7 @@
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/io/json_file.h"
-#include "posgeom/model/weights.h"
+#include "posgeom/model/load/weights.h"
 #include "posgeom/tokenize/pre_tokenizer.h"
 #include "test_support.h"
 

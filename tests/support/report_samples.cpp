@@ -32,7 +32,7 @@ std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positi
   for (int l = 1; l < layers; ++l)
     for (int h = 0; h < per_layer; ++h) {
       heads::HeadReport r;
-      r.layer = l;
+      r.block = l - 1;
       r.head = h;
       const double decay = 0.02 + 0.5 * ((l * 7 + h * 3) % 11) / 11.0;
       r.profile = Eigen::VectorXd(positions);

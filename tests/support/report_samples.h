@@ -10,7 +10,8 @@
 namespace posgeom::testing {
 
 std::vector<metrics::LayerMetrics> sampleLayers(int layers, int positions, int dim);
-// Heads of layers 1..layers-1 with `per_layer` heads each; `qk_heads` of them keep QK maps.
+// Heads of blocks 0..layers-2 (writing hidden states 1..layers-1) with `per_layer` heads
+// each; `qk_heads` of them keep QK maps.
 std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positions, int qk_heads);
 // What summaryJson makes of them.
 nlohmann::json sampleSummary(const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& heads);

@@ -31,5 +31,11 @@ TEST(AdditionEval, AccuracyByLengthAndPositionLimits) {
   EXPECT_THROW(train::evaluateAddition(s / "add", 18, 1, 1, "cpu"), InputError);
 }
 
+TEST(AdditionEval, TableAndCsvCarryEveryRow) {
+  const std::vector<train::AdditionAccuracy> rows{{1, 4, 3}, {12, 5, 0}};
+  EXPECT_EQ(train::additionTable(rows), "digits  accuracy\n     1     0.750\n    12     0.000\n");
+  EXPECT_EQ(train::additionCsv(rows), "digits,samples,correct,accuracy\n1,4,3,0.750000\n12,5,0,0.000000\n");
+}
+
 }  // namespace
 }  // namespace posgeom::testing

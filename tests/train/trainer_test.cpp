@@ -6,7 +6,7 @@
 
 #include "posgeom/io/json_file.h"
 #include "posgeom/io/safetensors.h"
-#include "posgeom/model/loader.h"
+#include "posgeom/model/load/loader.h"
 #include "test_support.h"
 
 namespace posgeom::testing {

@@ -2,6 +2,7 @@
 // Reduces each batch of hidden states to the layer statistics where the activations
 // are (GPU with --device cuda), in float64, and drops the batch. One of the two places
 // Torch is allowed besides the model.
+#include "posgeom/base/torch_boundary.h"
 #include <ATen/ATen.h>
 
 #include <memory>
@@ -9,18 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "posgeom/anova/accumulator_options.h"
 #include "posgeom/anova/layer_statistics.h"
 #include "posgeom/model/model.h"
 
 namespace posgeom::anova {
-
-struct AccumulatorOptions {
-  std::set<int64_t> layers;     // hidden-state indices to accumulate
-  int64_t skip_first = 1;       // positions dropped from every statistic
-  bool second_moment = true;    // sum h h^T (d x d per layer); off for very wide models
-  bool attention_inputs = false;  // --heads: per-position sums of each block's normed attention input
-  SampleCaps caps;
-};
 
 // A tensor of at most two dimensions (a vector becomes one column) as a float64 Eigen
 // matrix on the host: where statistics and model maps cross from Torch to the Eigen core.

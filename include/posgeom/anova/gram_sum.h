@@ -1,6 +1,7 @@
 #pragma once
 // sum x x^T over rows x of float activations, kept in float64: the d x d second moment
 // that dominates the analysis' own cost. Part of the accumulators (Torch).
+#include "posgeom/base/torch_boundary.h"
 #include <ATen/ATen.h>
 
 namespace posgeom::anova {

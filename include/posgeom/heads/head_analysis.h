@@ -25,16 +25,17 @@ struct HeadOptions {
   double contextual_cv = 0.2;  // broad (not local) and denominator CV below this: contextual
   int subspace_k = 20;         // ScreeNOT bound for the positional subspace of W_Q W_K^T
   metrics::ScreeNotStrategy subspace_strategy = metrics::ScreeNotStrategy::kImpute;
-  std::vector<std::pair<int64_t, int64_t>> qk_maps;  // (layer, head) pairs that keep their QK maps
+  std::vector<std::pair<int64_t, int64_t>> qk_maps;  // (block, head) pairs that keep their QK maps
 };
 
-// "L.H,L.H": heads by layer (the hidden state the block produces) and head index.
+// "B.H,B.H": heads by block (0-based: block b reads hidden.b and writes hidden.b+1) and
+// head index, as the field names them (the blog's "Head 5.1", TransformerLens' blocks.5).
 std::vector<std::pair<int64_t, int64_t>> parseHeadList(const std::string& spec);
 
 // One block's heads: the mean attention input per position, the sampled sequences' inputs,
 // and each head's maps and kernel settings (causal, ALiBi slope, RoPE).
 struct BlockHeads {
-  int64_t layer = 0;                 // the hidden state the block produces
+  int64_t block = 0;                 // 0-based: reads hidden.block, writes hidden.block+1
   Eigen::MatrixXd means;             // [T, d]
   Eigen::MatrixXd samples;           // [S * T, d]
   std::vector<HeadMaps> maps;        // per head
@@ -42,7 +43,7 @@ struct BlockHeads {
 };
 
 struct HeadReport {
-  int64_t layer = 0;
+  int64_t block = 0;  // 0-based, as BlockHeads::block
   int64_t head = 0;
   double etc = 0;        // ETC of the kernel at the last position
   int64_t keys = 0;      // keys in the last position's softmax

@@ -8,6 +8,7 @@ namespace posgeom::metrics {
 
 enum class ScreeNotStrategy { kTransportToZero, kWinsorize, kImpute };  // '0', 'w', 'i'
 ScreeNotStrategy parseScreeNotStrategy(const std::string& name);
+const char* screeNotStrategyName(ScreeNotStrategy strategy);  // "0", "w", "i"
 
 struct ScreeNotThreshold {
   double threshold = 0;

@@ -1,6 +1,7 @@
 #pragma once
-// One entry per architecture; each architecture's file registers itself, so a new
-// architecture is a new file and nothing else changes. Torch-free on purpose.
+// One entry per architecture, each made by its own file in src/model/arch/ and listed
+// once in architecture.cpp: adding a family is adding a file and a line. Everything that
+// differs between families is asked of this entry (or of the Model it builds). Torch-free.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,18 @@ struct TensorSpec {
   }
 };
 
+// The sizes a random checkpoint or a training run asks for; the architecture fills in
+// the rest of its config (activation, tied embeddings, norms) as its real models have it.
+struct ModelShape {
+  int64_t layers = 0;
+  int64_t hidden_size = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;           // 0: = heads
+  int64_t intermediate_size = 0;  // 0: 4 x hidden_size
+  int64_t vocab_size = 0;
+  int64_t max_positions = 0;
+};
+
 struct Architecture {
   std::string model_type;  // config.json's "model_type"
   std::string family;      // human name: "GPT-2", ...
@@ -45,10 +58,14 @@ struct Architecture {
   std::function<nlohmann::json(const ModelConfig&)> to_config_json;
   std::function<std::vector<TensorSpec>(const ModelConfig&)> tensors;
   std::function<std::unique_ptr<Model>(const ModelConfig&, const Weights&, const Numerics&)> build;
+  // The family's config for the given sizes: random checkpoints and training start here.
+  std::function<ModelConfig(const ModelShape&)> config_for_shape;
+  // Whether ForwardRequest::dropout is applied (training); others refuse a dropout.
+  bool supports_dropout = false;
 };
 
-// Called from a static initializer in each architecture's file.
-bool registerArchitecture(Architecture arch);
+// Every architecture, in the order `inspect` and error messages list them.
+const std::vector<Architecture>& architectures();
 // Throws InputError naming `where` and listing the supported model types.
 const Architecture& architectureFor(const std::string& model_type, const std::string& where);
 std::vector<std::string> supportedModelTypes();

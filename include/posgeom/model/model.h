@@ -1,9 +1,11 @@
 #pragma once
 // The one interface every architecture implements.
+#include "posgeom/base/torch_boundary.h"
 #include <ATen/ATen.h>
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "posgeom/model/model_config.h"
 #include "posgeom/model/numerics.h"
@@ -46,6 +48,13 @@ struct QueryKeyMaps {
   at::Tensor bk;  // [H, dh]
 };
 
+// How a head's logits depend on position beyond its inputs, as the architecture applies
+// it: what the heads analysis must apply to reproduce the model's attention.
+struct KernelPositions {
+  std::vector<double> alibi_slopes;  // per query head; empty: no ALiBi bias
+  double rope_theta = 0;             // > 0: queries and keys rotated (RoPE, rotate_half); 0: none
+};
+
 class Model {
  public:
   Model(ModelConfig config, Numerics numerics) : config_(std::move(config)), numerics_(numerics) {}
@@ -63,6 +72,7 @@ class Model {
   virtual bool hasLmHead() const = 0;
   // Per-head ALiBi slopes [H] (float32), undefined for other schemes.
   virtual at::Tensor alibiSlopes() const { return {}; }
+  virtual KernelPositions kernelPositions() const = 0;
 
  protected:
   bool causalFor(const ForwardRequest& r) const { return r.causal.value_or(!config_.bidirectional); }

@@ -1,8 +1,11 @@
 #pragma once
 // Where and in what precision a model computes.
+#include "posgeom/base/torch_boundary.h"
 #include <ATen/ATen.h>
 
 #include <string>
+
+#include "posgeom/runtime/device.h"
 
 namespace posgeom::model {
 
@@ -15,6 +18,8 @@ struct Numerics {
   // float16 matrix kernels on the CPU, so there float16 is emulated: float32 arithmetic
   // with every stored value rounded to float16, as float16 tensor cores accumulate.
   static Numerics parse(const std::string& dtype, const std::string& device);
+  // The same from typed values; checks that this build and machine have the device.
+  static Numerics of(runtime::ComputeDtype dtype, const runtime::DeviceSpec& device);
 
   // Rounds a freshly computed tensor to the storage precision.
   at::Tensor round(const at::Tensor& t) const;

@@ -1,6 +1,7 @@
 #pragma once
 // Building blocks shared by the architectures. Norms and softmax run in float32
 // whatever the compute dtype, as Hugging Face's implementations do.
+#include "posgeom/base/torch_boundary.h"
 #include <ATen/ATen.h>
 
 #include <string>

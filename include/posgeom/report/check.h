@@ -27,12 +27,14 @@ struct CheckRow {
 };
 
 // Every number in `reference` is looked up in `summary` at the same path; arrays of
-// objects with a "layer" (and "head") key are matched by those keys, not by position.
+// objects with a "layer" or "block" (and "head") key are matched by those keys, not by
+// position. Heads are named by their 0-based "block": a reference whose heads carry a
+// "layer" (the older naming, one higher) is bad input, named by `where`.
 // Floats must lie within atol + rtol |reference|; integers must match exactly unless
 // their key has its own tolerance. A top-level "tolerances" object in the reference,
 // {"key": {"rtol": r, "atol": a}}, gives per-key tolerances (options.per_key wins).
 std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
-                                            const CheckOptions& options);
+                                            const CheckOptions& options, const std::string& where = "reference");
 // The rows as an aligned table; regressions first.
 std::string formatCheck(const std::vector<CheckRow>& rows, bool all_rows);
 

@@ -20,4 +20,8 @@ struct AdditionAccuracy {
 std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& model_dir, int64_t max_digits, int64_t samples,
                                                uint64_t seed, const std::string& device);
 
+// The rows as an aligned table ("digits  accuracy") and as CSV (digits,samples,correct,accuracy).
+std::string additionTable(const std::vector<AdditionAccuracy>& rows);
+std::string additionCsv(const std::vector<AdditionAccuracy>& rows);
+
 }  // namespace posgeom::train

@@ -1,0 +1,70 @@
+#pragma once
+// `posgeom batch CONFIG`: a sweep of `analyze` runs (models x corpora x variants) from one
+// file in configs/, with one report directory per run and a combined table laid out like
+// the paper's Table 1. Torch-free header.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "posgeom/jobs/analyze_job.h"
+#include "posgeom/pass/options.h"
+
+namespace posgeom::jobs {
+
+// One run: the analyze options of [analyze], then of its model's, corpus's and variant's
+// tables (later ones win). Keys starting with "table-" belong to the sweep, not analyze.
+struct SweepRun {
+  std::string name;  // model-corpus, plus -variant when there are several
+  std::string model, corpus, variant;  // their keys in the config
+  std::vector<std::pair<std::string, std::string>> options;  // analyze option names without -- and values ("" for a flag)
+  std::vector<std::string> table_columns;  // Table-1 columns this run provides
+  std::vector<int64_t> table_layers;       // layers the table shows (empty: all)
+  std::filesystem::path reference;         // a `check` reference for this model and corpus, or empty
+};
+
+struct Sweep {
+  std::filesystem::path config;
+  std::filesystem::path out;
+  std::vector<SweepRun> runs;
+};
+
+// Values that start with ./ or ../ are paths relative to the config file; everything else
+// (hub names, absolute paths, "random") is passed as written. Throws InputError naming the
+// file for anything malformed.
+Sweep readSweep(const std::filesystem::path& config);
+
+// Turns a run's options into the job (the CLI parses them exactly as `analyze` would).
+using JobFactory = std::function<pass::AnalyzeOptions(const SweepRun& run)>;
+
+struct RunOutcome {
+  std::string status;   // ok, skipped (a model or corpus is not available, or bad input), failed
+  std::string message;
+  std::optional<bool> check_passed;  // with a reference
+  std::string check_summary;
+};
+
+// Runs every run into <out>/<name>, then writes <out>/table.csv (long form: model, corpus,
+// metric, layer, value), <out>/table.md (Table 1 layout) and <out>/sweep.json. Returns the
+// outcomes in run order; every run ran and passed its check when all are "ok" and no check failed.
+std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job);
+
+struct BatchJob {
+  std::filesystem::path config;
+  std::filesystem::path out;  // empty: the config's `out`
+  bool force = false;         // write into run directories that are not empty (a sweep run again)
+};
+
+struct BatchSummary {
+  std::size_t runs = 0, completed = 0;  // completed: ran, and passed its check where it has one
+  std::filesystem::path table;
+  bool allPassed() const { return completed == runs; }
+};
+
+// Reads the sweep, parses every run's options first (a misspelt one fails before any run),
+// then runs the sweep.
+BatchSummary runBatchJob(const BatchJob& job, const JobFactory& make_job);
+
+}  // namespace posgeom::jobs

@@ -1,0 +1,19 @@
+#pragma once
+// The end of every run that has statistics: the metrics of each layer, then summary.json,
+// the CSV tables and report.html in `out`. Shared by analyze, merge and baseline.
+#include <filesystem>
+#include <vector>
+
+#include "posgeom/anova/state_file.h"
+#include "posgeom/heads/head_analysis.h"
+#include "posgeom/metrics/layer_metrics.h"
+#include "posgeom/pass/options.h"
+
+namespace posgeom::jobs {
+
+metrics::LayerMetricsOptions metricOptions(const pass::ReportOptions& report);
+
+void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& report, const std::filesystem::path& out,
+                 const std::vector<heads::HeadReport>& head_reports = {});
+
+}  // namespace posgeom::jobs

@@ -1,0 +1,27 @@
+#pragma once
+// Every hidden state of a model for given ids (and the final norm and logits where the
+// model has them), as float32 tensors in one safetensors file: what `forward` writes.
+// Torch-free header.
+#include <cstdint>
+#include <filesystem>
+
+#include "posgeom/runtime/device.h"
+
+namespace posgeom::model {
+
+struct HiddenStatesRequest {
+  std::filesystem::path model_dir;
+  std::filesystem::path ids_path;   // safetensors with int64 `input_ids` [B,T]; or
+  int64_t random_batch = 0;         // > 0: uniform random ids [random_batch, random_len]
+  int64_t random_len = 0;
+  uint64_t seed = 0;
+  std::filesystem::path out_path;   // safetensors: float32 hidden.<l>, final_norm, logits
+  runtime::ComputeDtype dtype = runtime::ComputeDtype::kFloat32;
+  runtime::DeviceSpec device;
+  bool causal = false;              // force the causal mask on a bidirectional model
+  bool final_norm_last = false;     // apply the final norm to the last hidden state, as HF does
+};
+
+void writeHiddenStates(const HiddenStatesRequest& request);
+
+}  // namespace posgeom::model

@@ -1,0 +1,57 @@
+#pragma once
+// The plan of an analysis pass, made from the options and the model's config.json before
+// a weight file is opened: every setting resolved (layers, window length, shard, batch
+// size), every option judged against the model, and the memory estimated. Torch-free.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "posgeom/anova/accumulator_options.h"
+#include "posgeom/corpus/window_sampler.h"
+#include "posgeom/heads/head_analysis.h"
+#include "posgeom/model/model_config.h"
+#include "posgeom/pass/memory_estimate.h"
+#include "posgeom/pass/options.h"
+
+namespace posgeom::pass {
+
+// How the pass runs each batch: what analyze and bench must agree on.
+struct PassConfiguration {
+  runtime::DeviceSpec device;
+  runtime::ComputeDtype dtype = runtime::ComputeDtype::kFloat32;
+  int64_t seq_len = 0;
+  int64_t batch_size = 0;            // windows per forward pass
+  anova::AccumulatorOptions accumulator;
+  std::optional<bool> causal_mask;   // set: the forward request's mask (--causal); else the model's own
+  int64_t last_layer = -1;           // the forward pass stops after this hidden state
+  bool operator==(const PassConfiguration& o) const {
+    return device == o.device && dtype == o.dtype && seq_len == o.seq_len && batch_size == o.batch_size &&
+           accumulator == o.accumulator && causal_mask == o.causal_mask && last_layer == o.last_layer;
+  }
+};
+
+struct PassPlan {
+  std::filesystem::path model_dir;
+  model::ModelConfig config;
+  PassConfiguration pass;
+  bool causal = true;                      // as the pass runs: the model's mask, or BERT with --causal
+  corpus::WindowOptions windows;           // framing is the tokenizer's, added when it is loaded
+  Shard shard;
+  std::optional<heads::HeadOptions> heads;  // with --heads
+  MemoryEstimate memory;
+  int64_t parameters = 0;
+};
+
+// Judges every option against the config (InputError naming the option) and resolves the
+// plan. Reads nothing but what `config` already holds, and the machine's free memory.
+PassPlan planPass(const AnalyzeOptions& options, const std::filesystem::path& model_dir, const model::ModelConfig& config);
+
+// ScreeNOT's bound against the positional basis [positions, dim], before the pass.
+void checkScreeNotFits(const ReportOptions& report, int64_t positions, int64_t dim);
+
+// The analysed blocks: block b is analysed when its output hidden.(b+1) is accumulated.
+// Throws InputError for a --qk-heads head outside them, saying how heads are named.
+void checkQkHeads(const std::vector<std::pair<int64_t, int64_t>>& qk_heads, const std::set<int64_t>& layers,
+                  const model::ModelConfig& config);
+
+}  // namespace posgeom::pass

@@ -1,0 +1,34 @@
+#pragma once
+// Where and in what precision a run computes, as typed values: parsed from the command
+// line before anything large is read. Torch-free (model::Numerics turns them into Torch's).
+#include <cstdint>
+#include <string>
+
+namespace posgeom::runtime {
+
+enum class ComputeDtype { kFloat32, kBFloat16, kFloat16 };
+
+// float32 | bfloat16 | float16 (fp32, bf16, fp16 too); throws InputError naming `where`.
+ComputeDtype parseComputeDtype(const std::string& name, const std::string& where = "--dtype");
+const char* computeDtypeName(ComputeDtype dtype);
+// Bytes of one stored value of weights and activations.
+int64_t computeBytes(ComputeDtype dtype);
+
+struct DeviceSpec {
+  enum class Kind { kCpu, kCuda };
+  Kind kind = Kind::kCpu;
+  int index = -1;  // cuda:N; -1: the current CUDA device
+
+  bool isCuda() const { return kind == Kind::kCuda; }
+  std::string str() const;  // "cpu", "cuda", "cuda:1": what --device was given
+  bool operator==(const DeviceSpec& o) const { return kind == o.kind && index == o.index; }
+  bool operator!=(const DeviceSpec& o) const { return !(*this == o); }
+};
+
+// cpu | cuda | cuda:N; throws InputError naming `where`. Syntax only: whether this build
+// and machine have the device is requireDevice's question.
+DeviceSpec parseDevice(const std::string& text, const std::string& where = "--device");
+// Throws InputError when this LibTorch has no CUDA or the machine not the device asked for.
+void requireDevice(const DeviceSpec& device, const std::string& where = "--device");
+
+}  // namespace posgeom::runtime

@@ -1,0 +1,236 @@
+#include "posgeom/jobs/analyze_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <csignal>
+#include <optional>
+
+#include "posgeom/anova/state_file.h"
+#include "posgeom/base/error.h"
+#include "posgeom/base/progress.h"
+#include "posgeom/base/stop_signals.h"
+#include "posgeom/corpus/document_reader.h"
+#include "posgeom/io/hub_cache.h"
+#include "posgeom/jobs/output_directory.h"
+#include "posgeom/jobs/report_writer.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/pass/activations_pass.h"
+#include "posgeom/pass/analysis_pass.h"
+#include "posgeom/pass/heads_stage.h"
+#include "posgeom/tokenize/tokenizer.h"
+
+namespace posgeom::jobs {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr double kSaveIntervalS = 600;  // without --save-every
+
+// The first setting in which a saved run differs from this one ("" when none): "data"
+// and "timings" say how far a run got, everything else what it computes.
+std::string firstDifference(const nlohmann::json& saved, const nlohmann::json& now) {
+  for (const auto* side : {&saved, &now})
+    for (const auto& [key, value] : side->items()) {
+      if (key == "data" || key == "timings") continue;
+      const auto a = saved.find(key), b = now.find(key);
+      if (a == saved.end() || b == now.end() || *a != *b)
+        return key + " (saved " + (a == saved.end() ? std::string("none") : a->dump()) + ", now " +
+               (b == now.end() ? std::string("none") : b->dump()) + ")";
+    }
+  return "";
+}
+
+// What a run computes, recorded in its state (resume compares it) and summary.
+nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& plan, const tokenize::Tokenizer* tokenizer) {
+  nlohmann::json s = {{"tool", "posgeom"},
+                      {"source", "model"},
+                      {"model", plan.model_dir.string()},
+                      {"model_type", plan.config.model_type},
+                      {"corpus", o.corpus.path},
+                      {"tokenizer", tokenizer ? tokenizer->describe() : std::string("none (ids)")},
+                      {"seq_len", plan.pass.seq_len},
+                      {"skip_first", o.skip_first},
+                      {"num_seqs", o.num_seqs},
+                      {"batch_size", o.batch_size},
+                      {"device", o.device.str()},
+                      {"dtype", runtime::computeDtypeName(o.dtype)},
+                      {"sampling", pass::samplingName(o.sampling)},
+                      {"seed", o.seed},
+                      {"cross_documents", o.cross_documents},
+                      {"windows_per_document", o.windows_per_document},
+                      {"special_tokens", o.special_tokens && tokenizer != nullptr},
+                      {"causal", plan.causal},
+                      {"layer_selection", plan.pass.accumulator.layers},
+                      {"second_moment", o.second_moment},
+                      {"context_cap", o.caps.contexts},
+                      {"dim", plan.config.hidden_size}};
+  s["shard"] = plan.shard.str();
+  if (plan.heads) s["head_options"] = pass::headSettingsJson(*plan.heads, o.caps.attention_samples);
+  return s;
+}
+
+// Progress, periodic and final saves, and stops (signals, --stop-after) of analyze's pass.
+class AnalyzeHooks final : public pass::PassHooks {
+ public:
+  AnalyzeHooks(const pass::AnalyzeOptions& o, pass::AnalysisPass& pass, anova::AnalysisState& state, double load_s,
+               double forward_s_before)
+      : o_(o),
+        pass_(pass),
+        state_(state),
+        load_s_(load_s),
+        forward_s_before_(forward_s_before),
+        saved_at_(pass.windows()),
+        progress_("analyze", o.num_seqs > 0 ? o.num_seqs / pass.plan().shard.count : 0, "windows") {}
+
+  void afterBatch(int64_t windows) override { progress_.update(windows, windows * pass_.plan().pass.seq_len); }
+  bool stopRequested(int64_t windows) override {
+    return signals_.received() != 0 || (o_.stop_after > 0 && windows >= o_.stop_after);
+  }
+  bool saveDue(int64_t windows) override {
+    return o_.save_every > 0 ? windows - saved_at_ >= o_.save_every : secondsSince(last_save_) >= kSaveIntervalS;
+  }
+  void save(int64_t windows) override {
+    snapshot(false);
+    saved_at_ = windows;
+    last_save_ = Clock::now();
+  }
+  void stopped(int64_t windows) override {
+    progress_.finish();
+    const int signal = signals_.received();
+    throw RunStopped((signal ? std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") + " after " : "--stop-after: after ") +
+                         std::to_string(windows) + " windows; the state is in " + (o_.out / kStateFile).string() +
+                         "; the same command with --resume " + o_.out.string() + " continues it",
+                     signal ? 128 + signal : 0);
+  }
+
+  double forwardSeconds() const { return forward_s_before_ + secondsSince(start_); }
+  void finish() { progress_.finish(); }
+
+  // The state as it stands: saved every --save-every windows, on a stop, and at the end.
+  void snapshot(bool complete) {
+    const auto& ws = pass_.windowsRead();
+    const auto& ss = pass_.streamRead();
+    state_.settings["data"] = {{"windows", pass_.windows()},
+                               {"tokens_read", ws.tokens_read},
+                               {"documents", ws.documents_seen},
+                               {"token_hash", pass_.hash().hex()},
+                               {"invalid_utf8_replaced", ss.invalid_utf8_replaced},
+                               {"skipped_rows", ss.skipped_rows},
+                               {"complete", complete}};
+    state_.settings["timings"] = {{"load_s", load_s_}, {"forward_and_accumulate_s", complete ? final_s_ : forwardSeconds()}};
+    state_.windows = pass_.windows();
+    state_.layers = complete ? pass_.takeStatistics() : pass_.statistics();
+    anova::saveState(state_, o_.out / kStateFile);
+  }
+  void setFinalSeconds(double s) { final_s_ = s; }
+
+ private:
+  const pass::AnalyzeOptions& o_;
+  pass::AnalysisPass& pass_;
+  anova::AnalysisState& state_;
+  double load_s_, forward_s_before_, final_s_ = 0;
+  int64_t saved_at_;
+  Clock::time_point start_ = Clock::now(), last_save_ = start_;
+  const StopSignals signals_;
+  ProgressLine progress_;
+};
+
+struct ModelAnalysis {
+  anova::AnalysisState state;
+  std::vector<heads::HeadReport> head_reports;
+};
+
+ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o) {
+  // A missing corpus is found before the model takes its time to load.
+  if (o.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
+  if (o.corpus.path != "random") corpus::corpusFiles(o.corpus.path);
+  std::optional<anova::AnalysisState> saved;
+  const auto state_path = o.out / kStateFile;
+  if (!o.resume.empty()) {
+    if (!fs::exists(state_path)) throw InputError(o.resume.string(), "holds no " + std::string(kStateFile) + " to resume from");
+    saved = anova::loadState(state_path);
+  }
+  auto t0 = Clock::now();
+  const auto model_dir = io::resolveModelDir(o.model, io::processEnv());
+  auto plan = pass::planPass(o, model_dir, model::loadModelConfig(model_dir));
+  // The tokenizer before the weights: it is small, and a bad one is bad input.
+  std::unique_ptr<tokenize::Tokenizer> tokenizer;
+  if (o.corpus.path != "random" && !corpus::isPretokenized(o.corpus.path))
+    tokenizer = tokenize::loadTokenizer(o.tokenizer.empty() ? model_dir : o.tokenizer);
+  if (tokenizer && tokenizer->vocabSize() > plan.config.vocab_size)
+    throw InputError((o.tokenizer.empty() ? model_dir : o.tokenizer).string(),
+                     "the tokenizer's " + std::to_string(tokenizer->vocabSize()) + " ids do not fit the model's embedding of " +
+                         std::to_string(plan.config.vocab_size));
+  if (tokenizer && o.special_tokens) plan.windows.framing = tokenizer->framing();
+  anova::AnalysisState state;
+  state.settings = runSettings(o, plan, tokenizer.get());
+  if (saved)
+    if (const auto difference = firstDifference(saved->settings, state.settings); !difference.empty())
+      throw InputError(state_path.string(), "was saved by a run with other settings: " + difference);
+
+  pass::AnalysisPass pass(plan, pass::loadPassModel(plan));
+  const double load_s = secondsSince(t0);
+  auto stream = corpus::openCorpus(o.corpus, tokenizer.get(), plan.config.vocab_size);
+  corpus::WindowSampler sampler(*stream, plan.windows);
+  double forward_s = 0;
+  if (saved) {
+    pass.resumeFrom(*saved, sampler, o.corpus.path, state_path.string());
+    forward_s = saved->settings["timings"].value("forward_and_accumulate_s", 0.0);
+    spdlog::info("resuming after {} windows from {}", pass.windows(), state_path.string());
+  }
+  AnalyzeHooks hooks(o, pass, state, load_s, forward_s);
+  {
+    pass::WindowBatches batches(sampler, *stream, plan.pass.batch_size);  // the next batch is read during this one's pass
+    pass.runAll(batches, hooks);
+  }
+  hooks.finish();
+  forward_s = hooks.forwardSeconds();
+  const auto& ws = pass.windowsRead();
+  const auto& ss = pass.streamRead();
+  spdlog::info("{} windows of {} tokens ({} tokens read, {} documents) in {:.1f} s", pass.windows(), plan.pass.seq_len,
+               ws.tokens_read, ws.documents_seen, forward_s);
+  if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
+  if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
+  if (pass.windows() == 0) throw InputError(o.corpus.path, "this shard received no window");
+  // Saved before the heads and the report: a stop during those resumes with no pass at all.
+  hooks.setFinalSeconds(forward_s);
+  hooks.snapshot(true);
+
+  ModelAnalysis result{std::move(state), {}};
+  if (plan.heads) result.head_reports = pass::analyzeHeads(pass.model(), result.state, *plan.heads, plan.causal);
+  return result;
+}
+
+}  // namespace
+
+fs::path defaultModelDir() {
+  if (const char* env = std::getenv("POSGEOM_DEFAULT_MODEL"); env && *env) return env;
+  return POSGEOM_DEFAULT_MODEL_DIR;
+}
+
+void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
+  pass::AnalyzeOptions o = requested;
+  const bool from_activations = !o.activations.empty();
+  if (!from_activations && o.model.empty()) {
+    o.model = defaultModelDir().string();
+    if (!fs::exists(o.model + "/config.json"))
+      throw InputError(o.model, "the bundled default model is missing; give --model (or set POSGEOM_DEFAULT_MODEL)");
+    spdlog::info("no --model: using the bundled default model {}", o.model);
+  }
+  if (!from_activations && o.corpus.path.empty()) {
+    o.corpus.path = kDefaultCorpus;
+    spdlog::info("no --corpus: using {}", kDefaultCorpus);
+  }
+  pass::validateOptions(o);  // before the long part
+  if (!o.resume.empty()) o.out = o.resume;
+  const OutputDirectory output(o.out, o.force || !o.resume.empty());
+  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}} : analyzeModel(o);
+  if (from_activations) anova::saveState(analysis.state, o.out / kStateFile);
+  writeReport(analysis.state, o.report, o.out, analysis.head_reports);
+  spdlog::info("report in {}", o.out.string());
+}
+
+}  // namespace posgeom::jobs

@@ -1,0 +1,286 @@
+#include "posgeom/jobs/batch_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/atomic_file.h"
+#include "posgeom/io/json_file.h"
+#include "posgeom/io/toml_file.h"
+#include "posgeom/report/check.h"
+
+namespace posgeom::jobs {
+namespace fs = std::filesystem;
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const std::vector<std::string> kDefaultColumns{"screenot_rank", "stable_rank", "relative_norm", "context_similarity"};
+
+bool isRelativePath(const std::string& v) { return v.rfind("./", 0) == 0 || v.rfind("../", 0) == 0; }
+
+std::string optionValue(const Json& v, const fs::path& base, const std::string& where) {
+  if (v.is_string()) {
+    const auto s = v.get<std::string>();
+    return isRelativePath(s) ? (base / s).lexically_normal().string() : s;
+  }
+  if (v.is_number()) return v.dump();
+  if (v.is_array()) {
+    std::string joined;
+    for (const auto& item : v) joined += (joined.empty() ? "" : ",") + optionValue(item, base, where);
+    return joined;
+  }
+  throw InputError(where, "values must be strings, numbers, booleans or arrays of them");
+}
+
+// A table's analyze options and its sweep keys (table-columns, table-layers).
+struct OptionTable {
+  std::vector<std::pair<std::string, std::string>> options;
+  std::optional<std::vector<std::string>> columns;
+  std::optional<std::vector<int64_t>> layers;
+};
+
+OptionTable readTable(const Json& table, const fs::path& base, const std::string& where) {
+  if (!table.is_object()) throw InputError(where, "must be a table of analyze options");
+  OptionTable t;
+  for (const auto& [key, value] : table.items()) {
+    const std::string at = where + "." + key;
+    if (key == "table-columns") {
+      if (!value.is_array()) throw InputError(at, "must be an array of column names");
+      t.columns = value.get<std::vector<std::string>>();
+    } else if (key == "table-layers") {
+      if (!value.is_array()) throw InputError(at, "must be an array of layer indices");
+      t.layers = value.get<std::vector<int64_t>>();
+    } else if (key.rfind("table-", 0) == 0) {
+      throw InputError(at, "unknown sweep key (table-columns, table-layers)");
+    } else if (key == "out" || key == "shard") {
+      throw InputError(at, "is set by the sweep for each run");
+    } else if (value.is_boolean()) {
+      if (value.get<bool>()) t.options.emplace_back(key, "");
+    } else if (value.is_object()) {
+      throw InputError(at, "nested tables are not analyze options");
+    } else {
+      t.options.emplace_back(key, optionValue(value, base, at));
+    }
+  }
+  return t;
+}
+
+// [models], [corpora] or [variants]: name -> table, in file order.
+std::vector<std::pair<std::string, OptionTable>> readGroup(const Json& root, const char* group, const fs::path& base,
+                                                           const std::string& file, bool required) {
+  std::vector<std::pair<std::string, OptionTable>> out;
+  if (!root.contains(group)) {
+    if (required) throw InputError(file, std::string("has no [") + group + ".<name>] table");
+    out.emplace_back("", OptionTable{});
+    return out;
+  }
+  if (!root[group].is_object() || root[group].empty()) throw InputError(file, std::string("[") + group + "] must hold named tables");
+  for (const auto& [name, table] : root[group].items()) out.emplace_back(name, readTable(table, base, file + ": [" + group + "." + name + "]"));
+  return out;
+}
+
+std::string cell(const nlohmann::json& v) {
+  if (v.is_number_float()) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.3g", v.get<double>());
+    return buf;
+  }
+  return v.is_null() ? "" : v.dump();
+}
+
+// The reference restricted to what a run provides, so that a run is checked on its columns only.
+nlohmann::json referenceFor(const nlohmann::json& reference, const std::vector<std::string>& columns) {
+  nlohmann::json out = nlohmann::json::object();
+  if (reference.contains("tolerances")) out["tolerances"] = reference["tolerances"];
+  const bool context = std::find(columns.begin(), columns.end(), "context_similarity") != columns.end();
+  if (context && reference.contains("context_similarity")) out["context_similarity"] = reference["context_similarity"];
+  if (reference.contains("layers")) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : reference["layers"]) {
+      nlohmann::json kept = {{"layer", l.at("layer")}};
+      for (const auto& c : columns)
+        if (l.contains(c)) kept[c] = l[c];
+      if (kept.size() > 1) layers.push_back(kept);
+    }
+    if (!layers.empty()) out["layers"] = layers;
+  }
+  return out;
+}
+
+struct TableRow {
+  std::string model, corpus;
+  std::map<std::string, std::string> cells;  // column -> text
+  std::vector<std::string> notes;
+};
+
+void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
+  std::ostringstream csv;
+  csv << "model,corpus,metric,layer,value\n";
+  std::vector<TableRow> rows;
+  std::vector<std::string> columns;
+  auto rowFor = [&](const SweepRun& run) -> TableRow& {
+    for (auto& r : rows)
+      if (r.model == run.model && r.corpus == run.corpus) return r;
+    rows.push_back({run.model, run.corpus, {}, {}});
+    return rows.back();
+  };
+  nlohmann::json status = nlohmann::json::array();
+  for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
+    const auto& run = sweep.runs[i];
+    const auto& outcome = outcomes[i];
+    TableRow& row = rowFor(run);
+    status.push_back({{"name", run.name}, {"status", outcome.status}, {"message", outcome.message}, {"out", (sweep.out / run.name).string()},
+                      {"check", outcome.check_passed ? nlohmann::json(*outcome.check_passed) : nlohmann::json(nullptr)},
+                      {"check_summary", outcome.check_summary}});
+    if (outcome.status != "ok") {
+      row.notes.push_back(run.name + " " + outcome.status + ": " + outcome.message);
+      continue;
+    }
+    if (outcome.check_passed) row.notes.push_back(run.name + " check: " + outcome.check_summary);
+    const auto summary = io::readJsonFile(sweep.out / run.name / "summary.json");
+    for (const auto& column : run.table_columns) {
+      if (std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
+      if (column == "context_similarity") {
+        if (!summary.contains("context_similarity")) continue;
+        const auto& c = summary["context_similarity"];
+        for (const char* k : {"b_mean", "b_std", "w_mean", "w_std"})
+          csv << run.model << "," << run.corpus << ",context_" << k << ",," << c[k].dump() << "\n";
+        row.cells[column] = "B " + cell(c["b_mean"]) + " ± " + cell(c["b_std"]) + ", W " + cell(c["w_mean"]) + " ± " + cell(c["w_std"]);
+        continue;
+      }
+      std::string text;
+      for (const auto& layer : summary.at("layers")) {
+        const auto l = layer.at("layer").get<int64_t>();
+        if (!run.table_layers.empty() && std::find(run.table_layers.begin(), run.table_layers.end(), l) == run.table_layers.end()) continue;
+        if (!layer.contains(column)) continue;
+        csv << run.model << "," << run.corpus << "," << column << "," << l << "," << layer[column].dump() << "\n";
+        text += (text.empty() ? "" : " ") + cell(layer[column]);
+      }
+      row.cells[column] = text;
+    }
+  }
+  std::ostringstream md;
+  md << "| model | corpus |";
+  for (const auto& c : columns) md << " " << c << " |";
+  md << " notes |\n|---|---|";
+  for (std::size_t i = 0; i < columns.size(); ++i) md << "---|";
+  md << "---|\n";
+  for (const auto& r : rows) {
+    md << "| " << r.model << " | " << r.corpus << " |";
+    for (const auto& c : columns) md << " " << (r.cells.count(c) ? r.cells.at(c) : "") << " |";
+    std::string notes;
+    for (const auto& n : r.notes) notes += (notes.empty() ? "" : "; ") + n;
+    md << " " << notes << " |\n";
+  }
+  md << "\nPer-layer columns list the values at the table's layers in order (layer maps in " << sweep.config.filename().string()
+     << "); context similarity is the mean ± std over layers of |cos| between (B) and within (W) topics.\n";
+  io::writeTextFileAtomically(sweep.out / "table.csv", csv.str());
+  io::writeTextFileAtomically(sweep.out / "table.md", md.str());
+  io::writeTextFileAtomically(sweep.out / "sweep.json", nlohmann::json{{"config", sweep.config.string()}, {"runs", status}}.dump(2) + "\n");
+}
+
+}  // namespace
+
+Sweep readSweep(const fs::path& config) {
+  const Json root = io::readTomlOrJsonFile(config);
+  const std::string file = config.string();
+  const fs::path base = config.has_parent_path() ? config.parent_path() : fs::path(".");
+  for (const auto& [key, value] : root.items())
+    if (key != "out" && key != "reference" && key != "analyze" && key != "models" && key != "corpora" && key != "variants")
+      throw InputError(file, "unknown key '" + key + "' (out, reference, [analyze], [models.*], [corpora.*], [variants.*])");
+  Sweep sweep;
+  sweep.config = config;
+  sweep.out = root.contains("out") ? fs::path(root["out"].get<std::string>()) : fs::path("posgeom-sweep");
+  const OptionTable common = root.contains("analyze") ? readTable(root["analyze"], base, file + ": [analyze]") : OptionTable{};
+  const auto models = readGroup(root, "models", base, file, true);
+  const auto corpora = readGroup(root, "corpora", base, file, true);
+  const auto variants = readGroup(root, "variants", base, file, false);
+  fs::path reference_dir;
+  if (root.contains("reference")) reference_dir = optionValue(root["reference"], base, file + ": reference");
+  for (const auto& [model, m] : models)
+    for (const auto& [corpus, c] : corpora)
+      for (const auto& [variant, v] : variants) {
+        SweepRun run;
+        run.model = model;
+        run.corpus = corpus;
+        run.variant = variant;
+        run.name = model + "-" + corpus + (variants.size() > 1 ? "-" + variant : "");
+        for (const OptionTable* t : {&common, &m, &c, &v})
+          for (const auto& [key, value] : t->options) {
+            auto it = std::find_if(run.options.begin(), run.options.end(), [&](const auto& o) { return o.first == key; });
+            if (it == run.options.end()) run.options.emplace_back(key, value);
+            else it->second = value;
+          }
+        run.table_columns = kDefaultColumns;
+        for (const OptionTable* t : {&common, &m, &c, &v}) {
+          if (t->columns) run.table_columns = *t->columns;
+          if (t->layers) run.table_layers = *t->layers;
+        }
+        if (!reference_dir.empty() && fs::exists(reference_dir / (model + "-" + corpus + ".json")))
+          run.reference = reference_dir / (model + "-" + corpus + ".json");
+        sweep.runs.push_back(std::move(run));
+      }
+  return sweep;
+}
+
+std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job) {
+  std::error_code ec;
+  fs::create_directories(sweep.out, ec);
+  if (ec) throw InputError(sweep.out.string(), "cannot create the sweep's output directory: " + ec.message());
+  std::vector<RunOutcome> outcomes;
+  for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
+    const auto& run = sweep.runs[i];
+    spdlog::info("run {} of {}: {}", i + 1, sweep.runs.size(), run.name);
+    RunOutcome outcome{"ok", "", std::nullopt, ""};
+    try {
+      pass::AnalyzeOptions job = make_job(run);
+      job.out = sweep.out / run.name;
+      runAnalyzeJob(job);
+      if (!run.reference.empty()) {
+        const auto rows = report::checkAgainstReference(io::readJsonFile(job.out / "summary.json"),
+                                                        referenceFor(io::readJsonFile(run.reference), run.table_columns), {},
+                                                        run.reference.string());
+        const auto moved = std::count_if(rows.begin(), rows.end(), [](const report::CheckRow& r) { return !r.ok; });
+        outcome.check_passed = moved == 0;
+        outcome.check_summary = std::to_string(rows.size() - static_cast<std::size_t>(moved)) + " of " + std::to_string(rows.size()) +
+                                " numbers within tolerance of " + run.reference.filename().string();
+        io::writeTextFileAtomically(job.out / "check.txt", report::formatCheck(rows, true));
+      }
+    } catch (const RunStopped&) {
+      throw;  // Ctrl-C stops the sweep, not only the run in hand
+    } catch (const InputError& e) {
+      outcome = {"skipped", e.what(), std::nullopt, ""};
+      spdlog::warn("{} skipped: {}", run.name, e.what());
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      outcome = {"failed", what.substr(0, what.find('\n')), std::nullopt, ""};
+      spdlog::error("{} failed: {}", run.name, outcome.message);
+    }
+    outcomes.push_back(std::move(outcome));
+  }
+  writeTables(sweep, outcomes);
+  return outcomes;
+}
+
+BatchSummary runBatchJob(const BatchJob& job, const JobFactory& make_job) {
+  auto sweep = readSweep(job.config);
+  if (!job.out.empty()) sweep.out = job.out;
+  auto make = [&](const SweepRun& run) {
+    auto options = make_job(run);
+    options.force = job.force;
+    return options;
+  };
+  for (const auto& run : sweep.runs) make(run);  // a misspelt option fails before any run
+  const auto outcomes = runSweep(sweep, make);
+  BatchSummary summary;
+  summary.runs = outcomes.size();
+  for (const auto& o : outcomes) summary.completed += o.status == "ok" && o.check_passed.value_or(true);
+  summary.table = sweep.out / "table.md";
+  return summary;
+}
+
+}  // namespace posgeom::jobs

@@ -1,0 +1,85 @@
+#include "posgeom/jobs/inspect_job.h"
+
+#include <map>
+#include <sstream>
+
+#include "posgeom/model/load/checkpoint_source.h"
+#include "posgeom/io/hub_cache.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/model/load/tensor_resolver.h"
+
+namespace posgeom::jobs {
+using namespace model;  // the checkpoint readers
+namespace fs = std::filesystem;
+
+nlohmann::json inspectModel(const std::string& model) {
+  const fs::path dir = io::resolveModelDir(model, io::processEnv());
+  const auto config = loadModelConfig(dir);
+  const auto& arch = architectureFor(config.model_type, config.source.string());
+  const auto checkpoint = openCheckpoint(dir);
+  const auto resolved = resolveTensors(checkpoint, arch, config);
+
+  int64_t parameters = 0;
+  std::map<std::string, int64_t> dtype_counts;
+  bool has_lm_head = false;
+  for (const auto& t : resolved) {
+    parameters += t.view->numel();
+    dtype_counts[std::string(io::dtypeName(t.view->dtype))] += t.view->numel();
+    has_lm_head = has_lm_head || t.spec.name == "lm_head.weight";
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& file : checkpoint.files()) files.push_back(file.filename().string());
+  nlohmann::json tokenizer = nlohmann::json::array();
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
+                           "merges.txt", "vocab.txt", "tokenizer.model"})
+    if (fs::exists(dir / name)) tokenizer.push_back(name);
+
+  return {{"directory", dir.string()},
+          {"model_type", config.model_type},
+          {"family", arch.family},
+          {"layers", config.num_layers},
+          {"hidden_size", config.hidden_size},
+          {"heads", config.num_heads},
+          {"kv_heads", config.num_kv_heads},
+          {"head_dim", config.headDim()},
+          {"intermediate_size", config.intermediate_size},
+          {"vocab_size", config.vocab_size},
+          {"max_positions", config.max_positions},
+          {"positional_scheme", positionSchemeName(config.positions)},
+          {"attention", config.bidirectional ? "bidirectional" : "causal"},
+          {"parameters", parameters},
+          {"stored_dtypes", dtype_counts},
+          {"declared_dtype", config.stored_dtype},
+          {"lm_head", has_lm_head ? "separate" : (config.tie_word_embeddings ? "tied" : "none")},
+          {"weight_files", files},
+          {"tokenizer_files", tokenizer}};
+}
+
+std::string formatInspection(const nlohmann::json& info) {
+  std::ostringstream out;
+  auto row = [&](const char* label, const nlohmann::json& v) {
+    out << "  " << label << std::string(20 - std::min<size_t>(19, std::string(label).size()), ' ')
+        << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
+  };
+  out << info["family"].get<std::string>() << " model at " << info["directory"].get<std::string>() << "\n";
+  row("model_type", info["model_type"]);
+  row("layers", info["layers"]);
+  row("hidden size", info["hidden_size"]);
+  row("heads", std::to_string(info["heads"].get<int64_t>()) + " (" + std::to_string(info["kv_heads"].get<int64_t>()) +
+                   " key/value, head dim " + std::to_string(info["head_dim"].get<int64_t>()) + ")");
+  row("MLP width", info["intermediate_size"]);
+  row("vocabulary", info["vocab_size"]);
+  row("positions", info["positional_scheme"].get<std::string>() +
+                       (info["max_positions"].get<int64_t>() > 0
+                            ? ", max " + std::to_string(info["max_positions"].get<int64_t>())
+                            : ", no fixed maximum"));
+  row("attention", info["attention"]);
+  row("parameters", info["parameters"]);
+  row("stored dtypes", info["stored_dtypes"]);
+  row("LM head", info["lm_head"]);
+  row("weight files", info["weight_files"]);
+  row("tokenizer files", info["tokenizer_files"].empty() ? nlohmann::json("none") : info["tokenizer_files"]);
+  return out.str();
+}
+
+}  // namespace posgeom::jobs

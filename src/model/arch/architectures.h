@@ -1,0 +1,54 @@
+#pragma once
+// Each architecture's entry, made in its own file; architecture.cpp lists them.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "posgeom/model/architecture.h"
+
+namespace posgeom::model {
+
+Architecture bertArchitecture();
+Architecture bloomArchitecture();
+Architecture gpt2Architecture();
+Architecture llamaArchitecture();
+
+// What a family's own models have where a shape leaves it open.
+struct ShapeDefaults {
+  std::string activation;
+  bool tie_word_embeddings = true;
+  PositionScheme positions = PositionScheme::kLearned;
+};
+
+// The sizes of `shape` (kv heads and MLP width defaulted, ModelShape's checks) with the
+// family's defaults.
+ModelConfig configForShape(const ModelShape& shape, const ShapeDefaults& defaults);
+
+// An architecture entry: its names and readers as given, built as ModelClass, with the
+// family's shape defaults.
+struct ArchitectureNames {
+  std::string model_type, family;
+  std::vector<std::string> name_prefixes;
+};
+
+template <typename ModelClass>
+Architecture defineArchitecture(ArchitectureNames names, decltype(Architecture::parse_config) parse_config,
+                                decltype(Architecture::to_config_json) to_config_json, decltype(Architecture::tensors) tensors,
+                                ShapeDefaults defaults, bool supports_dropout = false) {
+  Architecture entry;
+  entry.model_type = std::move(names.model_type);
+  entry.family = std::move(names.family);
+  entry.name_prefixes = std::move(names.name_prefixes);
+  entry.parse_config = std::move(parse_config);
+  entry.to_config_json = std::move(to_config_json);
+  entry.tensors = std::move(tensors);
+  entry.build = [](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
+    return std::make_unique<ModelClass>(c, w, n);
+  };
+  entry.config_for_shape = [defaults](const ModelShape& shape) { return configForShape(shape, defaults); };
+  entry.supports_dropout = supports_dropout;
+  return entry;
+}
+
+}  // namespace posgeom::model

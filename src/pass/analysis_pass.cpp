@@ -1,0 +1,151 @@
+#include "posgeom/pass/analysis_pass.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <optional>
+
+#include "pass_model.h"
+#include "posgeom/anova/accumulator.h"
+#include "posgeom/base/error.h"
+
+namespace posgeom::pass {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Times the accumulators' calls. On the CPU a call returns when its work is done; on a GPU
+// once its work is queued, so there the time would mean nothing and is not taken.
+class TimedObserver final : public model::LayerObserver {
+ public:
+  explicit TimedObserver(model::LayerObserver& inner) : inner_(inner) {}
+  void onHidden(int64_t layer, const at::Tensor& hidden) override {
+    const auto start = Clock::now();
+    inner_.onHidden(layer, hidden);
+    seconds += secondsSince(start);
+  }
+  void onAttentionInput(int64_t block, const at::Tensor& normed) override {
+    const auto start = Clock::now();
+    inner_.onAttentionInput(block, normed);
+    seconds += secondsSince(start);
+  }
+  double seconds = 0;
+
+ private:
+  model::LayerObserver& inner_;
+};
+
+}  // namespace
+
+std::shared_ptr<const PassModel> loadPassModel(const std::filesystem::path& model_dir, const runtime::DeviceSpec& device,
+                                               runtime::ComputeDtype dtype) {
+  const auto numerics = model::Numerics::of(dtype, device);
+  return std::make_shared<const PassModel>(model::loadModel(model_dir, numerics), numerics);
+}
+
+std::shared_ptr<const PassModel> loadPassModel(const PassPlan& plan) {
+  return loadPassModel(plan.model_dir, plan.pass.device, plan.pass.dtype);
+}
+
+const model::ModelConfig& configOf(const PassModel& model) { return model.model().config(); }
+
+struct AnalysisPass::Impl {
+  PassPlan plan;
+  std::shared_ptr<const PassModel> model;
+  anova::Accumulator accumulator;
+  int64_t windows = 0;
+  TokenHash hash;
+  corpus::WindowStats read_stats;
+  corpus::TokenStreamStats stream_stats;
+
+  Impl(const PassPlan& p, std::shared_ptr<const PassModel> m)
+      : plan(p),
+        model(std::move(m)),
+        accumulator(p.pass.accumulator, p.pass.seq_len, configOf(*model).hidden_size, model->numerics().device) {}
+
+  model::ForwardRequest request(const WindowBatch& batch) const {
+    model::ForwardRequest r;
+    r.causal = plan.pass.causal_mask;
+    r.last_layer = plan.pass.last_layer;
+    // int32 ids in the batch's own memory, widened in one copy.
+    r.ids = at::from_blob(const_cast<int32_t*>(batch.ids.data()), {batch.size(), plan.pass.seq_len},
+                          at::TensorOptions().dtype(at::kInt))
+                .to(at::kLong);
+    return r;
+  }
+};
+
+AnalysisPass::AnalysisPass(const PassPlan& plan, std::shared_ptr<const PassModel> model)
+    : impl_(std::make_unique<Impl>(plan, std::move(model))) {
+  if (configOf(*impl_->model).hidden_size != plan.config.hidden_size)
+    throw InputError(plan.model_dir.string(), "the loaded model is not the one the pass was planned for");
+}
+
+AnalysisPass::~AnalysisPass() = default;
+
+const PassPlan& AnalysisPass::plan() const { return impl_->plan; }
+const PassModel& AnalysisPass::model() const { return *impl_->model; }
+
+BatchSeconds AnalysisPass::run(const WindowBatch& batch) {
+  const auto start = Clock::now();
+  auto request = impl_->request(batch);
+  auto& acc = impl_->accumulator;
+  std::optional<TimedObserver> timed;
+  request.observer = impl_->model->numerics().device.is_cpu() ? &timed.emplace(acc) : static_cast<model::LayerObserver*>(&acc);
+  acc.beginBatch(batch.indices, batch.labels);
+  impl_->model->model().forward(request);
+  acc.checkFinite();  // the batch's one synchronisation
+  return {secondsSince(start), timed ? timed->seconds : 0.0};
+}
+
+BatchSeconds AnalysisPass::forwardOnly(const WindowBatch& batch) const {
+  const auto start = Clock::now();
+  impl_->model->model().forward(impl_->request(batch));
+  return {secondsSince(start), 0.0};
+}
+
+void AnalysisPass::runAll(WindowBatches& batches, PassHooks& hooks) {
+  for (bool more = true; more;) {
+    auto batch = batches.next();
+    impl_->read_stats = batch.windows_read;
+    impl_->stream_stats = batch.stream;
+    more = !batches.exhausted();
+    if (batch.size() == 0) break;
+    impl_->hash.add(batch.ids);
+    run(batch);
+    impl_->windows += batch.size();
+    hooks.afterBatch(impl_->windows);
+    const bool stop = hooks.stopRequested(impl_->windows);
+    if (!more && !stop) break;
+    if (stop || hooks.saveDue(impl_->windows)) hooks.save(impl_->windows);
+    if (stop) {
+      hooks.stopped(impl_->windows);
+      return;
+    }
+  }
+}
+
+void AnalysisPass::resumeFrom(const anova::AnalysisState& saved, corpus::WindowSampler& sampler, const std::string& corpus,
+                              const std::string& where) {
+  // The windows are a function of the corpus and the settings: read past the saved ones
+  // again (no forward pass) and check that they are the same tokens.
+  for (; impl_->windows < saved.windows; ++impl_->windows) {
+    auto window = sampler.next();
+    if (!window) throw InputError(corpus, "has fewer windows than the saved run read");
+    impl_->hash.add(window->ids);
+  }
+  if (impl_->hash.hex() != saved.settings["data"].value("token_hash", std::string()))
+    throw InputError(corpus, "is not the corpus the saved run read (its tokens differ)");
+  impl_->accumulator.restore(saved.layers, where);
+  impl_->read_stats = sampler.stats();
+}
+
+int64_t AnalysisPass::windows() const { return impl_->windows; }
+const TokenHash& AnalysisPass::hash() const { return impl_->hash; }
+const corpus::WindowStats& AnalysisPass::windowsRead() const { return impl_->read_stats; }
+const corpus::TokenStreamStats& AnalysisPass::streamRead() const { return impl_->stream_stats; }
+std::vector<anova::LayerStatistics> AnalysisPass::statistics() const { return impl_->accumulator.statistics(); }
+std::vector<anova::LayerStatistics> AnalysisPass::takeStatistics() { return impl_->accumulator.takeStatistics(); }
+
+}  // namespace posgeom::pass

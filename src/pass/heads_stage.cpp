@@ -1,0 +1,73 @@
+#include "posgeom/pass/heads_stage.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "posgeom/anova/accumulator.h"
+#include "posgeom/base/error.h"
+#include "posgeom/base/progress.h"
+#include "pass_model.h"
+
+namespace posgeom::pass {
+
+nlohmann::json headSettingsJson(const heads::HeadOptions& o, int64_t samples) {
+  return {{"kernel_skip", o.kernel_skip},
+          {"query", heads::queryModeName(o.query)},
+          {"samples", samples},
+          {"local_below", o.thresholds.local},
+          {"uniform_above", o.thresholds.uniform},
+          {"contextual_cv_below", o.contextual_cv}};
+}
+
+heads::HeadOptions headOptionsFromSettings(const nlohmann::json& settings, const heads::HeadOptions& defaults) {
+  heads::HeadOptions o = defaults;
+  if (!settings.is_object()) return o;
+  o.kernel_skip = settings.value("kernel_skip", o.kernel_skip);
+  o.query = heads::parseQueryMode(settings.value("query", heads::queryModeName(o.query)));
+  o.thresholds.local = settings.value("local_below", o.thresholds.local);
+  o.thresholds.uniform = settings.value("uniform_above", o.thresholds.uniform);
+  o.contextual_cv = settings.value("contextual_cv_below", o.contextual_cv);
+  return o;
+}
+
+std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const anova::AnalysisState& state,
+                                            const heads::HeadOptions& options, bool causal) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto& model = pass_model.model();
+  const auto& config = model.config();
+  const auto positions = model.kernelPositions();
+  int64_t blocks = 0, done = 0;
+  for (const auto& layer : state.layers) blocks += layer.attention_input_sum.size() > 0;
+  ProgressLine progress("heads", blocks, "blocks");
+  std::vector<heads::HeadReport> out;
+  for (const auto& layer : state.layers) {
+    if (layer.attention_input_sum.size() == 0) continue;
+    // The state keeps block b's attention inputs beside the hidden state it writes, b + 1.
+    const int64_t block_index = layer.layer - 1;
+    progress.update(done++, 0, "block " + std::to_string(block_index));
+    if (layer.attention_input_sum.cols() != config.hidden_size || layer.layer > config.num_layers)
+      throw InputError("--model", "does not match the state's layer " + std::to_string(layer.layer));
+    heads::BlockHeads block;
+    block.block = block_index;
+    block.means = layer.attention_input_sum / static_cast<double>(layer.sequences);
+    block.samples = layer.attention_samples;
+    const auto maps = model.queryKeyMaps(block_index);
+    for (int64_t h = 0; h < config.num_heads; ++h) {
+      block.maps.push_back({anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h])});
+      heads::KernelSettings k;
+      k.causal = causal;
+      if (!positions.alibi_slopes.empty()) k.alibi_slope = positions.alibi_slopes.at(static_cast<size_t>(h));
+      if (positions.rope_theta > 0) k.rope_theta = positions.rope_theta;
+      block.kernel.push_back(k);
+    }
+    auto reports = heads::analyzeBlock(block, options);
+    out.insert(out.end(), std::make_move_iterator(reports.begin()), std::make_move_iterator(reports.end()));
+  }
+  progress.finish();
+  spdlog::info("{} heads analysed in {:.1f} s", out.size(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return out;
+}
+
+}  // namespace posgeom::pass

@@ -1,0 +1,83 @@
+#include "posgeom/pass/options.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "posgeom/base/error.h"
+
+namespace posgeom::pass {
+
+Sampling parseSampling(const std::string& name, const std::string& where) {
+  if (name == "sequential") return Sampling::kSequential;
+  if (name == "random") return Sampling::kRandom;
+  throw InputError(where, "'" + name + "' (use sequential or random)");
+}
+
+const char* samplingName(Sampling sampling) { return sampling == Sampling::kRandom ? "random" : "sequential"; }
+
+Shard parseShard(const std::string& spec, const std::string& where) {
+  const auto slash = spec.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const int64_t i = std::stoll(spec.substr(0, slash)), n = std::stoll(spec.substr(slash + 1));
+      if (n >= 1 && i >= 0 && i < n) return {i, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw InputError(where, "'" + spec + "' must be i/n with 0 <= i < n");
+}
+
+LayerSelection parseLayerSelection(const std::string& spec, const std::string& where) {
+  LayerSelection selection;
+  if (spec == "all") return selection;
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0)
+      throw InputError(where, "'" + item + "' is not a hidden-state index (0, 1, ...; or all)");
+    selection.indices.push_back(v);
+  }
+  if (selection.indices.empty()) throw InputError(where, "no layers selected");
+  return selection;
+}
+
+std::set<int64_t> resolveLayers(const LayerSelection& selection, int64_t hidden_states) {
+  std::set<int64_t> out;
+  if (selection.all()) {
+    for (int64_t l = 0; l < hidden_states; ++l) out.insert(l);
+    return out;
+  }
+  for (const int64_t v : selection.indices) {
+    if (v >= hidden_states)
+      throw InputError("--layer", "'" + std::to_string(v) + "' is not a hidden-state index in 0.." + std::to_string(hidden_states - 1));
+    out.insert(v);
+  }
+  return out;
+}
+
+void validateOptions(const AnalyzeOptions& o) {
+  if (o.batch_size < 0) throw InputError("--batch-size", "must not be negative");
+  if (o.save_every < 0 || o.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
+  if (o.heads && !o.activations.empty()) throw InputError("--heads", "needs the model (--model), not --activations");
+  if (o.heads) headOptionsOf(o);
+  if (!o.resume.empty() && !o.activations.empty())
+    throw InputError("--resume", "continues a pass through a model, not --activations");
+}
+
+heads::HeadOptions headOptionsOf(const AnalyzeOptions& options) {
+  if (options.kernel_skip < 0) throw InputError("--kernel-skip", "must not be negative");
+  if (options.caps.attention_samples < 1) throw InputError("--head-samples", "must be at least 1");
+  heads::HeadOptions o;
+  o.query = options.kernel_query;
+  o.kernel_skip = options.kernel_skip;
+  o.thresholds = {options.local_threshold, options.uniform_threshold};
+  o.contextual_cv = options.contextual_cv;
+  o.subspace_k = options.report.screenot_k;
+  o.subspace_strategy = options.report.screenot_strategy;
+  o.qk_maps = options.qk_heads;
+  return o;
+}
+
+}  // namespace posgeom::pass

@@ -1,0 +1,139 @@
+#include "posgeom/pass/plan.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "posgeom/base/error.h"
+#include "posgeom/model/architecture.h"
+
+namespace posgeom::pass {
+namespace {
+
+int64_t parameterCount(const model::ModelConfig& config) {
+  int64_t parameters = 0;
+  for (const auto& spec : model::architectureFor(config.model_type, config.source.string()).tensors(config))
+    parameters += spec.numel();
+  return parameters;
+}
+
+int64_t windowLength(const AnalyzeOptions& o, const model::ModelConfig& config) {
+  const int64_t limit = config.max_positions > 0 ? config.max_positions : 512;
+  const int64_t seq_len = o.seq_len > 0 ? o.seq_len : std::min<int64_t>(512, limit);
+  if (config.max_positions > 0 && seq_len > config.max_positions) {
+    // Learned positions end at the table; relative schemes extrapolate, perhaps badly.
+    if (config.positions == model::PositionScheme::kLearned)
+      throw InputError("--seq-len", std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
+                                        " learned positions");
+    spdlog::warn("--seq-len {} is beyond the {} positions the model was trained on ({} positions extrapolate)", seq_len,
+                 config.max_positions, model::positionSchemeName(config.positions));
+  }
+  return seq_len;
+}
+
+// The batch size of the pass: as asked, or chosen (preferredBatch, less where memory is
+// short). Stops before the pass when its estimate exceeds the device's memory (or --max-memory).
+int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
+  const auto& a = plan.pass.accumulator;
+  PassShape shape;
+  const int64_t requested = o.batch_size > 0 ? o.batch_size : preferredBatch(o.device, plan.pass.seq_len);
+  shape.batch = o.num_seqs > 0 ? std::min(requested, o.num_seqs) : requested;
+  shape.seq_len = plan.pass.seq_len;
+  shape.compute_bytes = runtime::computeBytes(o.dtype);
+  shape.layers_kept = static_cast<int64_t>(a.layers.size());
+  shape.skip_first = a.skip_first;
+  shape.second_moment = a.second_moment;
+  shape.heads = a.attention_inputs;
+  shape.contexts_cap = a.caps.contexts;
+  shape.reservoir = a.caps.reservoir;
+  shape.attention_samples = a.caps.attention_samples;
+  plan.memory = estimatePassMemory(plan.config, plan.parameters, shape);
+  const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
+  if (!limit) {
+    spdlog::info("memory: about {} needed ({} cannot tell what it has)", plan.memory.describe(), o.device.str());
+    return shape.batch;
+  }
+  spdlog::info("memory: about {} needed of {} available (batch {})", plan.memory.describe(), formatBytes(*limit), shape.batch);
+  if (plan.memory.total() <= *limit) return shape.batch;
+  const int64_t fits = largestBatchWithin(plan.config, plan.parameters, shape, *limit);
+  if (o.batch_size == 0 && fits > 0) {
+    spdlog::info("memory: batch {} fits", fits);
+    shape.batch = fits;
+    plan.memory = estimatePassMemory(plan.config, plan.parameters, shape);
+    return fits;
+  }
+  throw InputError("memory", "the pass needs about " + plan.memory.describe() + " but " + formatBytes(*limit) +
+                                 (o.max_memory ? " is allowed (--max-memory)" : " is available on " + o.device.str()) +
+                                 (fits > 0 ? "; --batch-size " + std::to_string(fits) + " fits"
+                                           : "; not even one window fits: shorten --seq-len, select fewer --layer, or "
+                                             "use --no-second-moment or --dtype bfloat16"));
+}
+
+}  // namespace
+
+void checkScreeNotFits(const ReportOptions& r, int64_t positions, int64_t dim) {
+  metrics::checkScreeNotRank(r.screenot_k, r.screenot_strategy, std::min(positions, dim));
+}
+
+void checkQkHeads(const std::vector<std::pair<int64_t, int64_t>>& qk_heads, const std::set<int64_t>& layers,
+                  const model::ModelConfig& config) {
+  for (const auto& [block, head] : qk_heads) {
+    const std::string name = std::to_string(block) + "." + std::to_string(head);
+    if (block >= config.num_layers)
+      throw InputError("--qk-heads", name + " names no block: the model's blocks are 0.." + std::to_string(config.num_layers - 1) +
+                                         " (heads are named by their 0-based block, which reads hidden.b; before, by the "
+                                         "hidden state the block writes, one more)");
+    if (head >= config.num_heads)
+      throw InputError("--qk-heads", name + " names no head: the blocks have heads 0.." + std::to_string(config.num_heads - 1));
+    if (!layers.count(block + 1))
+      throw InputError("--qk-heads", name + " is not analysed: block " + std::to_string(block) + " writes hidden." +
+                                         std::to_string(block + 1) + ", which is not among --layer");
+  }
+}
+
+PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_dir, const model::ModelConfig& config) {
+  validateOptions(o);
+  PassPlan plan;
+  plan.model_dir = model_dir;
+  plan.config = config;
+  plan.parameters = parameterCount(config);
+  auto& pass = plan.pass;
+  pass.device = o.device;
+  pass.dtype = o.dtype;
+  runtime::requireDevice(o.device);
+  pass.seq_len = windowLength(o, config);
+  if (o.skip_first < 0) throw InputError("--skip-first", "must not be negative");
+  if (o.skip_first >= pass.seq_len)
+    throw InputError("--skip-first", "leaves no positions of the " + std::to_string(pass.seq_len));
+  if (o.corpus.path == "random" && o.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
+  checkScreeNotFits(o.report, pass.seq_len - o.skip_first, config.hidden_size);
+
+  auto& a = pass.accumulator;
+  a.layers = resolveLayers(o.layers, config.num_layers + 1);
+  a.skip_first = o.skip_first;
+  a.second_moment = o.second_moment;
+  a.attention_inputs = o.heads;
+  a.caps = o.caps;
+  if (o.causal) pass.causal_mask = true;
+  pass.last_layer = *a.layers.rbegin();
+  plan.causal = o.causal || !config.bidirectional;
+  if (o.heads) {
+    plan.heads = headOptionsOf(o);
+    checkQkHeads(plan.heads->qk_maps, a.layers, config);
+  }
+
+  plan.shard = o.shard.value_or(Shard{});
+  auto& w = plan.windows;
+  w.seq_len = pass.seq_len;
+  w.max_windows = o.num_seqs;
+  w.random_offsets = o.sampling == Sampling::kRandom;
+  w.seed = o.seed;
+  w.cross_documents = o.cross_documents;
+  w.max_per_document = o.windows_per_document;
+  w.shard_index = plan.shard.index;
+  w.shard_count = plan.shard.count;
+  pass.batch_size = chooseBatch(o, plan);
+  return plan;
+}
+
+}  // namespace posgeom::pass

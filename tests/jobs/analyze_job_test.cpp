@@ -1,0 +1,215 @@
+#include "posgeom/jobs/analyze_job.h"
+
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "posgeom/anova/state_file.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/model/random_checkpoint.h"
+#include "posgeom/model/load/weights.h"
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/json_file.h"
+#include "posgeom/tokenize/pre_tokenizer.h"
+#include "report_fixtures.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(AnalyzeJob, ActivationsReproduceThePlantedDecomposition) {
+  POSGEOM_REQUIRE_SHARED("fixtures/metrics/anova_hidden.safetensors");
+  ScratchDir s;
+  pass::AnalyzeOptions job;
+  job.activations = sharedDir() / "fixtures/metrics/anova_hidden.safetensors";
+  job.skip_first = 1;
+  job.report.screenot_k = 10;
+  job.out = s / "report";
+  jobs::runAnalyzeJob(job);
+  const auto got = summaryOf(job.out);
+  const auto want = io::readJsonFile(sharedDir() / "fixtures/metrics/anova_expected.json");
+  ASSERT_EQ(got["layers"].size(), want["layers"].size());
+  auto near = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };
+  for (std::size_t l = 0; l < want["layers"].size(); ++l) {
+    const auto& g = got["layers"][l];
+    const auto& w = want["layers"][l];
+    EXPECT_EQ(g["screenot_rank"], w["screenot_rank"]);
+    for (const auto& [ours, theirs] : std::vector<std::pair<std::string, std::string>>{
+             {"stable_rank", "stable_rank"}, {"explained_ratio", "explained_ratio"}, {"relative_norm", "relative_norm_op"},
+             {"global_mean_norm", "global_mean_norm"}, {"pos_fro_norm", "pos_fro_norm"}})
+      EXPECT_TRUE(near(g[ours].get<double>(), w[theirs].get<double>())) << l << " " << ours << ": " << g[ours];
+    for (std::size_t i = 0; i < w["top_singular_values_pos"].size(); ++i)
+      EXPECT_TRUE(near(g["top_singular_values_pos"][i].get<double>(), w["top_singular_values_pos"][i].get<double>()));
+  }
+  EXPECT_TRUE(fs::exists(job.out / "state.safetensors"));
+}
+
+// Three topic files, shortened so that every topic gets windows.
+fs::path topicCorpus(const fs::path& dir) {
+  fs::create_directories(dir);
+  for (const char* topic : {"openwebtext-topic0.txt", "wikitext-topic1.txt", "github-topic2.txt"})
+    writeFile(dir / topic, readFile(sharedDir() / "data/corpora/topics" / topic).substr(0, 3000));
+  return dir;
+}
+
+class AnalyzeFixtureModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AnalyzeFixtureModel, EndToEndOnLabelledTopics) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/topics/github-topic2.txt");
+  ScratchDir s;
+  pass::AnalyzeOptions job;
+  job.model = (sharedDir() / "fixtures/models" / GetParam()).string();
+  job.tokenizer = writeByteTokenizer(s / "tok");
+  job.corpus.path = topicCorpus(s / "topics").string();
+  job.seq_len = 48;
+  job.batch_size = 4;
+  job.report.screenot_k = 5;
+  job.out = s / "report";
+  jobs::runAnalyzeJob(job);
+  const auto summary = summaryOf(job.out);
+  ASSERT_EQ(summary["layers"].size(), 4u);  // hidden.0 .. hidden.3
+  for (const auto& l : summary["layers"]) {
+    EXPECT_GT(l["sequences"].get<int>(), 100);
+    EXPECT_GE(l["screenot_rank"].get<int>(), 0);
+    EXPECT_GT(l["stable_rank"].get<double>(), 0.99);
+    EXPECT_EQ(l["context_labels"], 3);
+    EXPECT_TRUE(l.contains("context_cos_within_label"));
+  }
+  EXPECT_EQ(summary["data"]["documents"], 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, AnalyzeFixtureModel,
+                         ::testing::Values("tiny-gpt2", "tiny-bert", "tiny-bloom", "tiny-llama", "tiny-gpt2-f16-prefixed"));
+
+TEST(AnalyzeJob, BadSettingsAreBadInputs) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  pass::AnalyzeOptions job;
+  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
+  job.corpus.path = "random";
+  job.num_seqs = 2;
+  job.out = s / "r";
+  job.seq_len = 129;
+  EXPECT_THROW(jobs::runAnalyzeJob(job), InputError);  // beyond 128 learned positions
+  job.seq_len = 16;
+  job.layers = pass::parseLayerSelection("0,9");
+  EXPECT_THROW(jobs::runAnalyzeJob(job), InputError);
+  job.layers = pass::parseLayerSelection("all");
+  job.report.screenot_k = 15;  // P is 15 x 64: k must stay below 15 and 2k+1 below 15
+  EXPECT_THROW(jobs::runAnalyzeJob(job), InputError);
+  job.report.screenot_k = 3;
+  job.num_seqs = 0;
+  EXPECT_THROW(jobs::runAnalyzeJob(job), InputError);  // random needs --num-seqs
+}
+
+TEST(AnalyzeJob, RandomTokensAreAnalysedToo) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  ScratchDir s;
+  pass::AnalyzeOptions job;
+  job.model = (sharedDir() / "fixtures/models/tiny-llama").string();
+  job.corpus.path = "random";
+  job.num_seqs = 16;
+  job.seq_len = 24;
+  job.layers = pass::parseLayerSelection("1,3");
+  job.report.screenot_k = 3;
+  job.out = s / "r";
+  jobs::runAnalyzeJob(job);
+  const auto summary = summaryOf(job.out);
+  ASSERT_EQ(summary["layers"].size(), 2u);
+  EXPECT_EQ(summary["layers"][1]["layer"], 3);
+  EXPECT_EQ(summary["layers"][0]["sequences"], 16);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
+
+namespace posgeom::testing {
+namespace {
+
+const fs::path kDefaultModel = fs::path(POSGEOM_SOURCE_DIR) / "models/default";
+
+// The unigram cross-entropy of the last 10% of the corpus' characters under the first
+// 90%'s frequencies (add-one), computed here from the files themselves.
+double unigramBaseline(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.') files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> chars;
+  for (const auto& f : files) {
+    const std::string text = readFile(f);
+    for (std::size_t i = 0; i < text.size();) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      const std::size_t n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      chars.push_back(text.substr(i, n));
+      i += n;
+    }
+  }
+  const std::size_t split = static_cast<std::size_t>(static_cast<double>(chars.size()) * 0.9);
+  std::map<std::string, double> counts;
+  for (const auto& c : chars) counts[c] = 1.0;  // add-one over the vocabulary
+  const double vocab = static_cast<double>(counts.size()) + 1;  // + <unk>
+  for (std::size_t i = 0; i < split; ++i) counts[chars[i]] += 1;
+  double nats = 0;
+  for (std::size_t i = split; i < chars.size(); ++i) nats -= std::log(counts[chars[i]] / (static_cast<double>(split) + vocab));
+  return nats / static_cast<double>(chars.size() - split);
+}
+
+// Acceptance: the bundled model's recorded validation loss is clearly below the unigram
+// baseline of its corpus.
+TEST(DefaultModel, BeatsTheUnigramBaselineOfItsCorpus) {
+  const auto info = io::readJsonFile(kDefaultModel / "training.json");
+  const double baseline = unigramBaseline(jobs::kDefaultCorpus);
+  EXPECT_NEAR(info["data"]["unigram_validation_loss"].get<double>(), baseline, 0.01 * baseline);
+  EXPECT_LT(info["final_validation_loss"].get<double>(), 0.7 * baseline)
+      << "validation loss " << info["final_validation_loss"] << " against a unigram baseline of " << baseline;
+}
+
+// Acceptance (the paper's claim, nothing trained here): the bundled model's positional basis
+// is low-rank and smooth in its early layers, unlike the same architecture at random init.
+TEST(DefaultModel, PositionalBasisIsLowRankAndSmoothUnlikeARandomInit) {
+  ScratchDir s;
+  const auto config = io::readJsonFile(kDefaultModel / "config.json");
+  model::RandomCheckpointSpec spec;
+  spec.layers = config["n_layer"];
+  spec.hidden_size = config["n_embd"];
+  spec.heads = config["n_head"];
+  spec.vocab_size = config["vocab_size"];
+  spec.max_positions = config["n_positions"];
+  spec.seed = 3;
+  model::writeRandomCheckpoint(spec, s / "random");
+  fs::copy_file(kDefaultModel / "tokenizer.json", s / "random/tokenizer.json");
+  auto analyse = [&](const std::string& model, const std::string& out) {
+    pass::AnalyzeOptions job;
+    job.model = model;  // empty: the bundled default; no corpus: the default corpus
+    job.num_seqs = 96;
+    job.layers = pass::parseLayerSelection("0,1,2");
+    job.report.screenot_k = 10;
+    job.out = s / out;
+    jobs::runAnalyzeJob(job);
+    return summaryOf(job.out);
+  };
+  const auto trained = analyse("", "trained-report"), random = analyse((s / "random").string(), "random-report");
+  EXPECT_EQ(trained["model"], kDefaultModel.string());
+  EXPECT_EQ(trained["corpus"], jobs::kDefaultCorpus);
+  for (std::size_t l = 0; l < 2; ++l) {
+    const auto& t = trained["layers"][l];
+    const auto& r = random["layers"][l];
+    EXPECT_GE(t["screenot_rank"].get<int>(), 1) << "layer " << l;
+    EXPECT_LE(t["screenot_rank"].get<int>(), 8) << "layer " << l;
+    EXPECT_GE(t["lowfreq_energy"].get<double>(), 0.5) << "layer " << l;
+    EXPECT_GE(t["lowfreq_energy"].get<double>(), r["lowfreq_energy"].get<double>() + 0.3) << "layer " << l;
+    EXPECT_GE(t["relative_norm"].get<double>(), 1.5 * r["relative_norm"].get<double>()) << "layer " << l;
+    EXPECT_LT(4 * t["stable_rank"].get<double>(), r["stable_rank"].get<double>()) << "layer " << l;
+  }
+}
+
+}  // namespace
+}  // namespace posgeom::testing

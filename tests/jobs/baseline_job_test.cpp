@@ -1,0 +1,43 @@
+#include "posgeom/jobs/baseline_job.h"
+
+#include <cmath>
+
+#include "posgeom/base/error.h"
+#include "report_fixtures.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+// The positional basis of the sinusoidal embedding, written from its definition.
+TEST(BaselineJob, PositionalBasisIsTheCentredSinusoidalEmbedding) {
+  ScratchDir s;
+  const int64_t dim = 16, t = 12;
+  pass::ReportOptions report;
+  report.screenot_k = 3;
+  jobs::runSinusoidalBaseline(dim, t, s / "b", report);
+  Eigen::MatrixXd pe(t, dim);
+  for (int64_t p = 0; p < t; ++p)
+    for (int64_t i = 0; i < dim / 2; ++i) {
+      const double angle = static_cast<double>(p) / std::pow(10000.0, 2.0 * static_cast<double>(i) / dim);
+      pe(p, 2 * i) = std::sin(angle);
+      pe(p, 2 * i + 1) = std::cos(angle);
+    }
+  const Eigen::MatrixXd want = pe.rowwise() - pe.colwise().mean();
+  const Eigen::MatrixXd got = readCsv(s / "b/pos_L0.csv");
+  ASSERT_EQ(got.rows(), t);
+  EXPECT_LT((got - want).cwiseAbs().maxCoeff(), 1e-9);
+  const auto summary = summaryOf(s / "b");
+  EXPECT_EQ(summary["source"], "sinusoidal baseline");
+  EXPECT_EQ(summary["report"]["screenot_k"], 3);
+}
+
+TEST(BaselineJob, OddDimensionsAreRefused) {
+  ScratchDir s;
+  EXPECT_THROW(jobs::runSinusoidalBaseline(15, 12, s / "b", {}), InputError);
+  EXPECT_THROW(jobs::runSinusoidalBaseline(16, 1, s / "b", {}), InputError);
+  EXPECT_FALSE(std::filesystem::exists(s / "b"));
+}
+
+}  // namespace
+}  // namespace posgeom::testing

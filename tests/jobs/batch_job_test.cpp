@@ -1,0 +1,147 @@
+#include "posgeom/jobs/batch_job.h"
+
+#include <algorithm>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/json_file.h"
+#include "report_fixtures.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+const fs::path kPaperConfig = fs::path(POSGEOM_SOURCE_DIR) / "configs/paper-table1.toml";
+
+std::string option(const jobs::SweepRun& run, const std::string& key) {
+  for (const auto& [k, v] : run.options)
+    if (k == key) return v;
+  return "<absent>";
+}
+
+TEST(BatchJob, PaperSweepExpandsModelsCorporaAndVariants) {
+  const auto sweep = jobs::readSweep(kPaperConfig);
+  ASSERT_EQ(sweep.runs.size(), 4u * 3u * 2u);
+  const auto& first = sweep.runs.front();
+  EXPECT_EQ(first.name, "GPT2-OpenWebText-positional");
+  EXPECT_EQ(option(first, "seq-len"), "512");
+  EXPECT_EQ(option(first, "cross-documents"), "");  // a flag
+  EXPECT_EQ(option(first, "screenot-k"), "20");
+  EXPECT_EQ(first.table_columns, (std::vector<std::string>{"screenot_rank", "stable_rank", "relative_norm"}));
+  const auto bert = std::find_if(sweep.runs.begin(), sweep.runs.end(), [](const auto& r) { return r.name == "BERT-GitHub-context"; });
+  ASSERT_NE(bert, sweep.runs.end());
+  EXPECT_EQ(option(*bert, "causal"), "");
+  EXPECT_EQ(option(*bert, "seq-len"), "128");  // the variant wins over [analyze]
+  EXPECT_EQ(bert->table_columns, std::vector<std::string>{"context_similarity"});
+  const auto llama = std::find_if(sweep.runs.begin(), sweep.runs.end(), [](const auto& r) { return r.model == "Llama2"; });
+  EXPECT_EQ(llama->table_layers.size(), 13u);
+  EXPECT_EQ(llama->table_layers.back(), 32);
+  for (const auto& run : sweep.runs) {
+    EXPECT_TRUE(fs::exists(run.reference)) << run.name;  // every model and corpus has the paper's numbers
+    EXPECT_EQ(fs::path(option(run, "corpus")).parent_path().filename(), "topics") << run.name;  // ../ resolved from configs/
+  }
+}
+
+// The reference files hold exactly the paper's numbers, at the mapped layers.
+TEST(BatchJob, PaperReferencesAreThePublishedNumbers) {
+  POSGEOM_REQUIRE_SHARED("data/reference/paper_table1.json");
+  const auto paper = io::readJsonFile(sharedDir() / "data/reference/paper_table1.json");
+  int files = 0;
+  for (const auto& [model, corpora] : paper["models"].items())
+    for (const auto& [corpus, numbers] : corpora.items()) {
+      const auto ref = io::readJsonFile(kPaperConfig.parent_path() / "reference/paper-table1" / (model + "-" + corpus + ".json"));
+      const auto& map = paper["layer_index_map"][model];
+      ASSERT_EQ(ref["layers"].size(), map.size());
+      for (std::size_t i = 0; i < map.size(); ++i) {
+        const auto& l = ref["layers"][i];
+        EXPECT_EQ(l["layer"], map[i]);
+        EXPECT_EQ(l["screenot_rank"].get<double>(), numbers["screenot_rank"][i].get<double>());
+        EXPECT_EQ(l["stable_rank"], numbers["stable_rank"][i]);
+        EXPECT_EQ(l["relative_norm"], numbers["relative_norm"][i]);
+      }
+      EXPECT_EQ(ref["context_similarity"], numbers["context_similarity"]);
+      EXPECT_TRUE(ref["tolerances"].contains("screenot_rank"));
+      ++files;
+    }
+  EXPECT_EQ(files, 12);
+}
+
+// Acceptance: a sweep of the fixture models over the shared topic corpora runs; a missing
+// model and a missing corpus are reported and skipped while the others still run.
+TEST(BatchJob, FixtureSweepRunsAndSkipsWhatIsMissing) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/topics/wikitext-topic0.txt");
+  ScratchDir s;
+  const auto tok = writeByteTokenizer(s / "tok");
+  const auto models = sharedDir() / "fixtures/models", topics = sharedDir() / "data/corpora/topics";
+  fs::create_directories(s / "ref");
+  writeFile(s / "ref/gpt2-wiki.json", R"({"layers": [{"layer": 0, "stable_rank": 1e6}]})");  // surely moved
+  writeFile(s / "sweep.toml", "out = \"" + (s / "out").string() + "\"\nreference = \"./ref\"\n[analyze]\ntokenizer = \"" +
+                                  tok.string() + "\"\nseq-len = 32\nwindows-per-document = 3\nscreenot-k = 3\n"
+                                  "[models.gpt2]\nmodel = \"" + (models / "tiny-gpt2").string() + "\"\ntable-layers = [0, 3]\n"
+                                  "[models.bloom]\nmodel = \"" + (models / "tiny-bloom").string() + "\"\n"
+                                  "[models.gone]\nmodel = \"./no-such-model\"\n"
+                                  "[corpora.wiki]\ncorpus = \"" + (topics / "wikitext-*.txt").string() + "\"\n"
+                                  "[corpora.code]\ncorpus = \"" + (topics / "github-*.txt").string() + "\"\n"
+                                  "[corpora.lost]\ncorpus = \"./lost-*.txt\"\n");
+  const auto sweep = jobs::readSweep(s / "sweep.toml");
+  ASSERT_EQ(sweep.runs.size(), 9u);
+  const auto outcomes = jobs::runSweep(sweep, [&](const jobs::SweepRun& run) {
+    pass::AnalyzeOptions job;  // what the CLI's parser would make of these options
+    for (const auto& [k, v] : run.options) {
+      if (k == "model") job.model = v;
+      if (k == "corpus") job.corpus.path = v;
+      if (k == "tokenizer") job.tokenizer = v;
+      if (k == "seq-len") job.seq_len = std::stoll(v);
+      if (k == "windows-per-document") job.windows_per_document = std::stoll(v);
+      if (k == "screenot-k") job.report.screenot_k = std::stoi(v);
+    }
+    return job;
+  });
+  std::map<std::string, jobs::RunOutcome> by_name;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) by_name[sweep.runs[i].name] = outcomes[i];
+  for (const char* ran : {"gpt2-wiki", "gpt2-code", "bloom-wiki", "bloom-code"}) {
+    EXPECT_EQ(by_name[ran].status, "ok") << ran << ": " << by_name[ran].message;
+    EXPECT_TRUE(fs::exists(s / "out" / ran / "report.html")) << ran;
+  }
+  EXPECT_EQ(by_name["gpt2-wiki"].check_passed, false);
+  EXPECT_TRUE(fs::exists(s / "out/gpt2-wiki/check.txt"));
+  EXPECT_FALSE(by_name["gpt2-code"].check_passed.has_value());  // no reference for it
+  EXPECT_EQ(by_name["gpt2-lost"].status, "skipped");
+  EXPECT_NE(by_name["gpt2-lost"].message.find("lost-*.txt: matches no files"), std::string::npos) << by_name["gpt2-lost"].message;
+  EXPECT_EQ(by_name["gone-wiki"].status, "skipped");
+  EXPECT_NE(by_name["gone-wiki"].message.find("no-such-model"), std::string::npos);
+
+  const auto table = readFile(s / "out/table.md");
+  EXPECT_NE(table.find("| gpt2 | wiki |"), std::string::npos) << table;
+  EXPECT_NE(table.find("B "), std::string::npos);  // topic files carry labels: context similarity
+  EXPECT_NE(table.find("gone-wiki skipped"), std::string::npos);
+  const auto csv = readFile(s / "out/table.csv");
+  std::size_t gpt2_ranks = 0;
+  for (std::size_t at = 0; (at = csv.find("gpt2,wiki,screenot_rank,", at)) != std::string::npos; ++at) ++gpt2_ranks;
+  EXPECT_EQ(gpt2_ranks, 2u);  // the table's layers 0 and 3 only
+  const auto status = io::readJsonFile(s / "out/sweep.json");
+  EXPECT_EQ(status["runs"].size(), 9u);
+}
+
+TEST(BatchJob, MalformedSweepsNameTheFile) {
+  ScratchDir s;
+  auto message = [&](const std::string& text) {
+    writeFile(s / "bad.toml", text);
+    try {
+      jobs::readSweep(s / "bad.toml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string file = (s / "bad.toml").string();
+  EXPECT_EQ(message("[corpora.a]\ncorpus = \"random\"\n"), file + ": has no [models.<name>] table");
+  EXPECT_EQ(message("outt = \"x\"\n"), file + ": unknown key 'outt' (out, reference, [analyze], [models.*], [corpora.*], [variants.*])");
+  EXPECT_EQ(message("[models.a]\nmodel = \"m\"\nout = \"x\"\n[corpora.c]\ncorpus = \"random\"\n"),
+            file + ": [models.a].out: is set by the sweep for each run");
+  EXPECT_EQ(message("[models.a]\ntable-rows = 1\n[corpora.c]\ncorpus = \"random\"\n"),
+            file + ": [models.a].table-rows: unknown sweep key (table-columns, table-layers)");
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,128 @@
+#include "posgeom/jobs/bench_job.h"
+
+#include "posgeom/base/error.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/model/flops.h"
+#include "posgeom/pass/plan.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 2;
+  spec.hidden_size = 32;
+  spec.heads = 4;
+  spec.max_positions = 32;
+  model::writeRandomCheckpoint(spec, s / "tiny");
+  jobs::BenchJob job;
+  job.models = {s / "tiny"};
+  job.seq_len = 24;
+  job.batch_size = 2;
+  job.rounds = 1;
+  job.out = s / "bench.json";
+  const auto r = jobs::runBench(job);
+  ASSERT_EQ(r.models.size(), 1u);
+  const auto& m = r.models.front();
+  EXPECT_GT(r.gemm_gflops, 0);
+  EXPECT_GT(r.tokenizer_tokens_per_s, 0);
+  EXPECT_GT(m.forward_tokens_per_s, 0);
+  EXPECT_GT(m.analyze_tokens_per_s, 0);
+  EXPECT_GT(m.analyze_heads_tokens_per_s, 0);
+  EXPECT_EQ(m.batch, 2);
+  // On the CPU the accumulators' own time is measured inside each pass: some, not all of it.
+  ASSERT_TRUE(m.analyze_accumulator_share.has_value());
+  EXPECT_GT(*m.analyze_accumulator_share, 0);
+  ASSERT_TRUE(m.analyze_heads_accumulator_share.has_value());
+  EXPECT_GT(*m.analyze_heads_accumulator_share, 0);
+  ASSERT_EQ(m.rounds.size(), 1u);
+  EXPECT_LT(m.rounds[0].analyze_accumulating, m.rounds[0].analyze);
+  EXPECT_EQ(m.layers, 2);
+  EXPECT_GE(m.peak_rss_bytes, m.checkpoint_bytes);
+  EXPECT_GT(m.checkpoint_bytes, 0);
+  const auto c = model::loadModelConfig(s / "tiny");
+  EXPECT_DOUBLE_EQ(m.flops_per_token,
+                   model::forwardFlopsPerToken(c, model::architectureFor("gpt2", "test").tensors(c), 24, true));
+  EXPECT_NEAR(m.forward_gemm_share, m.forward_tokens_per_s * m.flops_per_token / (r.gemm_gflops * 1e9), 1e-12);
+
+  const auto json = nlohmann::json::parse(readFile(s / "bench.json"));
+  for (const char* key : {"gemm_gflops", "forward_tokens_per_s", "analyze_tokens_per_s", "analyze_heads_tokens_per_s",
+                          "forward_gemm_share", "peak_rss_bytes"})
+    ASSERT_TRUE(json.contains(key)) << key;
+  EXPECT_DOUBLE_EQ(json["forward_tokens_per_s"].get<double>(), m.forward_tokens_per_s);
+  EXPECT_EQ(json["models"].size(), 1u);
+  ASSERT_EQ(json["models"][0]["rounds_s"].size(), 1u);  // the timings behind the rates
+  EXPECT_NEAR(json["models"][0]["rounds_s"][0]["forward"].get<double>(), 2 * 24 / m.forward_tokens_per_s, 1e-9);
+  EXPECT_NE(jobs::benchTable(r).find("% of the matrix-multiply throughput"), std::string::npos);
+  EXPECT_NE(jobs::benchTable(r).find("the accumulators' own time"), std::string::npos);
+  EXPECT_DOUBLE_EQ(json["models"][0]["analyze_accumulator_share"].get<double>(), *m.analyze_accumulator_share);
+}
+
+// Acceptance (one analysis pass): what bench times is the pass analyze runs for the same
+// options, configured by the same plan, with and without --heads.
+TEST(BenchJob, TimesThePassAnalyzeConfiguresForTheSameOptions) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 3;
+  spec.hidden_size = 32;
+  spec.heads = 4;
+  spec.max_positions = 64;
+  model::writeRandomCheckpoint(spec, s / "tiny");
+  jobs::BenchJob job;
+  job.seq_len = 48;
+  job.batch_size = 3;
+  const auto [plan, heads_plan] = jobs::benchPlans(job, s / "tiny");
+  // The options a user gives analyze for this shape: nothing else.
+  pass::AnalyzeOptions analyze;
+  analyze.seq_len = 48;
+  analyze.batch_size = 3;
+  analyze.report.screenot_k = 5;
+  const auto config = model::loadModelConfig(s / "tiny");
+  const auto want = pass::planPass(analyze, s / "tiny", config);
+  EXPECT_TRUE(plan.pass == want.pass);
+  EXPECT_EQ(plan.pass.accumulator.layers, (std::set<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.pass.accumulator.skip_first, 1);
+  EXPECT_FALSE(plan.pass.accumulator.attention_inputs);
+  analyze.heads = true;
+  const auto want_heads = pass::planPass(analyze, s / "tiny", config);
+  EXPECT_TRUE(heads_plan.pass == want_heads.pass);
+  EXPECT_TRUE(heads_plan.pass.accumulator.attention_inputs);
+  EXPECT_EQ(heads_plan.pass.accumulator.caps.attention_samples, want_heads.pass.accumulator.caps.attention_samples);
+  EXPECT_FALSE(plan.pass == heads_plan.pass);  // the comparison can tell them apart
+}
+
+TEST(BenchJob, BadRequestsFailBeforeAnyMeasurement) {
+  ScratchDir s;
+  jobs::BenchJob job;
+  job.shapes = {"gpt2-small", "gpt5"};
+  job.out = s / "never.json";
+  EXPECT_THROW(jobs::runBench(job), InputError);
+  job.shapes = {};
+  job.models = {s / "missing"};
+  EXPECT_THROW(jobs::runBench(job), InputError);
+  job.models = {};
+  job.rounds = 0;
+  EXPECT_THROW(jobs::runBench(job), InputError);
+  EXPECT_FALSE(std::filesystem::exists(s / "never.json"));
+}
+
+TEST(BenchJob, ShapesAreThePublishedOnes) {
+  // GPT-2 small and TinyLlama-1.1B as their configs give them.
+  const auto& shapes = jobs::benchShapes();
+  ASSERT_GE(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0].name, "gpt2-small");
+  EXPECT_EQ(shapes[0].spec.layers, 12);
+  EXPECT_EQ(shapes[0].spec.hidden_size, 768);
+  EXPECT_EQ(shapes[0].spec.vocab_size, 50257);
+  const auto& tiny_llama = shapes[2];
+  EXPECT_EQ(tiny_llama.name, "llama-1b");
+  EXPECT_EQ(tiny_llama.spec.layers, 22);
+  EXPECT_EQ(tiny_llama.spec.hidden_size, 2048);
+  EXPECT_EQ(tiny_llama.spec.kv_heads, 4);
+  EXPECT_EQ(tiny_llama.spec.intermediate_size, 5632);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

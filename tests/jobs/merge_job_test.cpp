@@ -1,0 +1,86 @@
+#include "posgeom/jobs/merge_job.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "posgeom/base/error.h"
+#include "posgeom/jobs/analyze_job.h"
+#include "report_fixtures.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(MergeJob, TwoShardsMergedEqualOneRun) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
+  ScratchDir s;
+  pass::AnalyzeOptions job;
+  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
+  job.tokenizer = writeByteTokenizer(s / "tok");
+  job.corpus.path = (sharedDir() / "data/corpora/tinyshakespeare.txt").string();
+  job.seq_len = 32;
+  job.num_seqs = 30;
+  job.batch_size = 1;  // float32 matrix products may round differently with another batch composition
+  job.report.screenot_k = 5;
+  job.heads = true;
+  job.caps.attention_samples = 5;
+  job.out = s / "whole";
+  jobs::runAnalyzeJob(job);
+  for (int i = 0; i < 2; ++i) {
+    job.shard = pass::Shard{i, 2};
+    job.out = s / ("shard" + std::to_string(i));
+    jobs::runAnalyzeJob(job);
+  }
+  jobs::MergeJob merge;
+  merge.states = {s / "shard0/state.safetensors", s / "shard1/state.safetensors"};
+  merge.out = s / "merged";
+  merge.report = job.report;
+  merge.model = job.model;
+  jobs::runMergeJob(merge);
+  const auto whole = summaryOf(s / "whole"), merged = summaryOf(s / "merged");
+  int compared = 0;
+  auto compare = [&](const nlohmann::json& a, const nlohmann::json& b) {
+    for (const auto& [key, value] : a.items()) {
+      const auto& other = b.at(key);
+      if (value.is_number_float()) {
+        EXPECT_NEAR(other.get<double>(), value.get<double>(), 1e-12 * std::max(1.0, std::abs(value.get<double>()))) << key;
+        ++compared;
+      } else if (!value.is_array()) {
+        EXPECT_EQ(other, value) << key;
+      }
+    }
+  };
+  for (std::size_t l = 0; l < whole["layers"].size(); ++l) compare(whole["layers"][l], merged["layers"][l]);
+  EXPECT_GT(compared, 40);
+  ASSERT_EQ(whole["heads"].size(), merged["heads"].size());
+  for (std::size_t h = 0; h < whole["heads"].size(); ++h) compare(whole["heads"][h], merged["heads"][h]);
+  EXPECT_EQ(merged["heads"][0]["samples"], 5);
+  EXPECT_GT(compared, 40 + 10 * static_cast<int>(whole["heads"].size()));
+  EXPECT_EQ(merged["data"]["windows"], 30);
+}
+
+TEST(MergeJob, HeadsOfAnotherModelTypeAreRefused) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  pass::AnalyzeOptions job;
+  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
+  job.corpus.path = "random";
+  job.num_seqs = 4;
+  job.seq_len = 16;
+  job.report.screenot_k = 3;
+  job.heads = true;
+  job.out = s / "run";
+  jobs::runAnalyzeJob(job);
+  jobs::MergeJob merge;
+  merge.states = {s / "run/state.safetensors"};
+  merge.out = s / "merged";
+  merge.report = job.report;
+  merge.model = (sharedDir() / "fixtures/models/tiny-bloom").string();
+  EXPECT_THROW(jobs::runMergeJob(merge), InputError);
+  EXPECT_FALSE(fs::exists(s / "merged"));
+}
+
+}  // namespace
+}  // namespace posgeom::testing

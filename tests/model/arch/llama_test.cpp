@@ -1,0 +1,23 @@
+#include "golden.h"
+#include "posgeom/model/load/loader.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+// tiny-llama is sharded (index file), stored in bfloat16, with 8 query and 4 key/value heads.
+INSTANTIATE_TEST_SUITE_P(TinyLlama, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-llama", "tiny-llama")),
+                         goldenCaseName);
+
+TEST(Llama, KeyMapsAreSharedWithinGroups) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  const auto loaded = model::loadModel(sharedDir() / "fixtures/models/tiny-llama", model::Numerics::parse("float32", "cpu"));
+  const auto maps = loaded.model->queryKeyMaps(0);
+  ASSERT_EQ(maps.wk.size(0), 8);
+  EXPECT_TRUE(at::equal(maps.wk[0], maps.wk[1]));   // query heads 0,1 share key head 0
+  EXPECT_FALSE(at::equal(maps.wk[1], maps.wk[2]));  // head 2 uses key head 1
+  EXPECT_EQ(maps.bq.abs().sum().item<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

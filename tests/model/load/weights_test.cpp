@@ -1,0 +1,81 @@
+#include "posgeom/model/load/weights.h"
+
+#include <limits>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
+#include "posgeom/model/random_checkpoint.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+TEST(Weights, ViewsOfEveryDtypeKeepTheirValues) {
+  ScratchDir s;
+  io::SafetensorsWriter w;
+  const std::vector<float> f{1.5f, -2.25f, 3.0f};
+  w.addF32("f", {3}, f);
+  const uint16_t bf16[] = {0x3fc0, 0xc010};  // 1.5, -2.25
+  w.add("bf", io::DType::kBF16, {2}, bf16, sizeof(bf16));
+  const uint16_t f16[] = {0x3e00, 0xc080};  // 1.5, -2.25
+  w.add("h", io::DType::kF16, {2}, f16, sizeof(f16));
+  w.write(s / "t.safetensors");
+  const auto file = io::SafetensorsFile::open(s / "t.safetensors");
+  EXPECT_TRUE(at::equal(model::tensorFromView(file.get("f")), at::tensor({1.5f, -2.25f, 3.0f})));
+  EXPECT_TRUE(at::equal(model::tensorFromView(file.get("bf")).to(at::kFloat), at::tensor({1.5f, -2.25f})));
+  EXPECT_TRUE(at::equal(model::tensorFromView(file.get("h")).to(at::kFloat), at::tensor({1.5f, -2.25f})));
+}
+
+TEST(Weights, AViewOutlivesItsFile) {
+  ScratchDir s;
+  io::SafetensorsWriter w;
+  w.addF32("x", {2}, {4.0f, 5.0f});
+  w.write(s / "t.safetensors");
+  at::Tensor t;
+  {
+    const auto file = io::SafetensorsFile::open(s / "t.safetensors");
+    t = model::tensorFromView(file.get("x"));
+  }
+  EXPECT_FLOAT_EQ(t[1].item<float>(), 5.0f);  // would read unmapped memory if the view did not hold the mapping
+}
+
+TEST(Weights, BringsTensorsToTheComputePrecision) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  const auto dir = sharedDir() / "fixtures/models/tiny-llama";
+  const auto config = model::loadModelConfig(dir);
+  const model::Weights w(io::Checkpoint::open(dir), model::architectureFor("llama", ""), config,
+                         model::Numerics::parse("float32", "cpu"));
+  EXPECT_EQ(w.get("lm_head.weight").scalar_type(), at::kFloat);  // stored as BF16 in the second shard
+  EXPECT_TRUE(w.has("layers.2.mlp.down_proj.weight"));
+  EXPECT_THROW(w.get("no.such.tensor"), std::logic_error);
+}
+
+TEST(Weights, NanOrInfInAWeightIsNamed) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 1;
+  spec.hidden_size = 16;
+  spec.heads = 2;
+  spec.vocab_size = 20;
+  spec.max_positions = 8;
+  model::writeRandomCheckpoint(spec, s / "m");
+  const auto file = io::SafetensorsFile::open(s / "m/model.safetensors");
+  io::SafetensorsWriter writer;
+  for (const auto& [name, view] : file.tensors()) {
+    auto t = model::tensorFromView(view).to(at::kFloat).contiguous().clone();
+    if (name == "h.0.mlp.c_fc.weight") t[3][5] = std::numeric_limits<float>::infinity();
+    writer.add(name, io::DType::kF32, t.sizes().vec(), t.data_ptr<float>(), static_cast<std::size_t>(t.numel()) * sizeof(float));
+  }
+  writer.write(s / "m/model.safetensors");
+  const auto config = model::loadModelConfig(s / "m");
+  try {
+    model::Weights(io::Checkpoint::open(s / "m"), model::architectureFor("gpt2", ""), config, model::Numerics::parse("float32", "cpu"));
+    FAIL() << "an Inf weight must be refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (s / "m/model.safetensors").string() + ": tensor 'h.0.mlp.c_fc.weight' holds NaN or Inf");
+  }
+}
+
+}  // namespace
+}  // namespace posgeom::testing

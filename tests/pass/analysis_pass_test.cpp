@@ -1,0 +1,152 @@
+#include "posgeom/pass/analysis_pass.h"
+
+#include <ATen/ATen.h>
+
+#include "posgeom/anova/accumulator.h"
+#include "posgeom/base/error.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/model/load/loader.h"
+#include "posgeom/model/random_checkpoint.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path smallModel(const ScratchDir& s, int64_t width = 32) {
+  model::RandomCheckpointSpec spec;
+  spec.layers = 2;
+  spec.hidden_size = width;
+  spec.heads = 4;
+  spec.vocab_size = 100;
+  spec.max_positions = 16;
+  spec.init_std = 0.2;
+  model::writeRandomCheckpoint(spec, s / ("m" + std::to_string(width)));
+  return s / ("m" + std::to_string(width));
+}
+
+pass::PassPlan planFor(const fs::path& dir, bool heads = false) {
+  pass::AnalyzeOptions o;
+  o.seq_len = 12;
+  o.report.screenot_k = 2;
+  o.heads = heads;
+  return pass::planPass(o, dir, model::loadModelConfig(dir));
+}
+
+pass::WindowBatch batchOf(int64_t windows, int64_t seq_len, int64_t first_index) {
+  pass::WindowBatch b;
+  for (int64_t i = 0; i < windows * seq_len; ++i) b.ids.push_back(static_cast<int32_t>((i * 37 + first_index) % 100));
+  for (int64_t w = 0; w < windows; ++w) {
+    b.indices.push_back(first_index + w);
+    b.labels.push_back(w % 2 ? "odd" : "even");
+  }
+  return b;
+}
+
+void expectSameStatistics(const std::vector<anova::LayerStatistics>& a, const std::vector<anova::LayerStatistics>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t l = 0; l < a.size(); ++l) {
+    EXPECT_EQ(a[l].layer, b[l].layer);
+    EXPECT_EQ(a[l].sequences, b[l].sequences);
+    EXPECT_TRUE(a[l].position_sum == b[l].position_sum) << l;
+    EXPECT_TRUE(a[l].second_moment == b[l].second_moment) << l;
+    EXPECT_TRUE(a[l].attention_input_sum == b[l].attention_input_sum) << l;
+    EXPECT_EQ(a[l].context_windows, b[l].context_windows);
+  }
+}
+
+// The pass's batch is the sequence written out by hand: windows identified, the forward
+// pass observed by the accumulators as the plan configures them, NaN/Inf checked.
+TEST(AnalysisPass, ABatchIsTheForwardPassObservedByThePlansAccumulators) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  for (const bool heads : {false, true}) {
+    const auto plan = planFor(dir, heads);
+    pass::AnalysisPass analysis(plan, pass::loadPassModel(plan));
+    const auto loaded = model::loadModel(dir, model::Numerics::parse("float32", "cpu"));
+    anova::Accumulator by_hand(plan.pass.accumulator, 12, 32, at::kCPU);
+    for (int64_t start : {0, 3}) {
+      auto batch = batchOf(3, 12, start);
+      const auto seconds = analysis.run(batch);
+      EXPECT_GT(seconds.total, 0);
+      EXPECT_GT(seconds.accumulating, 0);  // timed on the CPU
+      EXPECT_LT(seconds.accumulating, seconds.total);
+      model::ForwardRequest request;
+      request.ids = at::from_blob(batch.ids.data(), {3, 12}, at::TensorOptions().dtype(at::kInt)).to(at::kLong);
+      request.last_layer = plan.pass.last_layer;
+      request.observer = &by_hand;
+      by_hand.beginBatch(batch.indices, batch.labels);
+      loaded.model->forward(request);
+      by_hand.checkFinite();
+    }
+    expectSameStatistics(analysis.statistics(), by_hand.statistics());
+    EXPECT_EQ(analysis.statistics().front().attention_input_sum.size() > 0, false);  // hidden.0 has no block
+    EXPECT_EQ(analysis.statistics().back().attention_input_sum.size() > 0, heads);
+  }
+}
+
+TEST(AnalysisPass, ForwardOnlyLeavesTheStatisticsAlone) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  const auto plan = planFor(dir);
+  pass::AnalysisPass analysis(plan, pass::loadPassModel(plan));
+  analysis.run(batchOf(2, 12, 0));
+  const auto before = analysis.statistics();
+  analysis.forwardOnly(batchOf(2, 12, 2));
+  expectSameStatistics(analysis.statistics(), before);
+}
+
+TEST(AnalysisPass, RefusesAModelItWasNotPlannedFor) {
+  ScratchDir s;
+  const auto plan = planFor(smallModel(s, 32));
+  EXPECT_THROW(pass::AnalysisPass(plan, pass::loadPassModel(smallModel(s, 16), runtime::DeviceSpec{},
+                                                            runtime::ComputeDtype::kFloat32)),
+               InputError);
+}
+
+// Counts what the loop asks its hooks; stops after a given number of windows.
+struct RecordingHooks final : pass::PassHooks {
+  int64_t stop_at = 0;
+  std::vector<int64_t> after, saved;
+  int64_t stopped_at = -1;
+  void afterBatch(int64_t w) override { after.push_back(w); }
+  bool stopRequested(int64_t w) override { return stop_at > 0 && w >= stop_at; }
+  bool saveDue(int64_t w) override { return w % 4 == 0; }
+  void save(int64_t w) override { saved.push_back(w); }
+  void stopped(int64_t w) override { stopped_at = w; }
+};
+
+TEST(AnalysisPass, TheLoopHashesCountsSavesAndStopsAsItsHooksSay) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  pass::AnalyzeOptions o;
+  o.seq_len = 12;
+  o.report.screenot_k = 2;
+  o.corpus.path = "random";
+  o.num_seqs = 10;
+  o.batch_size = 2;
+  const auto plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+  const auto model = pass::loadPassModel(plan);
+  auto run = [&](int64_t stop_at) {
+    auto stream = corpus::openCorpus(o.corpus, nullptr, 100);
+    corpus::WindowSampler sampler(*stream, plan.windows);
+    pass::AnalysisPass analysis(plan, model);
+    RecordingHooks hooks;
+    hooks.stop_at = stop_at;
+    pass::WindowBatches batches(sampler, *stream, plan.pass.batch_size);
+    analysis.runAll(batches, hooks);
+    return std::make_pair(hooks, analysis.windows());
+  };
+  const auto [all, windows] = run(0);
+  EXPECT_EQ(windows, 10);
+  EXPECT_EQ(all.after, (std::vector<int64_t>{2, 4, 6, 8, 10}));
+  EXPECT_EQ(all.saved, (std::vector<int64_t>{4, 8}));  // the last batch is the job's to save
+  EXPECT_EQ(all.stopped_at, -1);
+  const auto [stopped, stopped_windows] = run(6);
+  EXPECT_EQ(stopped_windows, 6);
+  EXPECT_EQ(stopped.saved, (std::vector<int64_t>{4, 6}));  // a stop saves first
+  EXPECT_EQ(stopped.stopped_at, 6);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

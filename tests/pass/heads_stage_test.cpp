@@ -1,0 +1,263 @@
+#include "posgeom/pass/heads_stage.h"
+
+#include <cmath>
+
+#include "posgeom/anova/accumulator.h"
+#include "posgeom/anova/state_file.h"
+#include "posgeom/io/json_file.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/heads/sampled_attention.h"
+#include "posgeom/io/safetensors_writer.h"
+#include "posgeom/model/load/loader.h"
+#include "posgeom/model/random_checkpoint.h"
+#include "posgeom/model/load/weights.h"
+#include "posgeom/jobs/analyze_job.h"
+#include "report_fixtures.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+// Runs --heads on random tokens and returns the report directory.
+fs::path headsReport(const ScratchDir& s, const std::string& model, const std::string& query = "sampled") {
+  pass::AnalyzeOptions job;
+  job.kernel_query = heads::parseQueryMode(query);
+  job.model = (sharedDir() / "fixtures/models" / model).string();
+  job.corpus.path = "random";
+  job.num_seqs = 12;
+  job.seq_len = 24;
+  job.heads = true;
+  job.report.screenot_k = 3;
+  job.out = s / (model + "-" + query);
+  jobs::runAnalyzeJob(job);
+  return job.out;
+}
+
+// Block 0's (feeding hidden.1) saved statistics.
+anova::LayerStatistics firstBlock(const fs::path& report) {
+  const auto state = anova::loadState(report / "state.safetensors");
+  for (const auto& l : state.layers)
+    if (l.layer == 1) return l;
+  return {};
+}
+
+// The mean attention input of block 0 from the saved state.
+Eigen::MatrixXd blockMeans(const fs::path& report) {
+  const auto l = firstBlock(report);
+  return l.attention_input_sum / static_cast<double>(l.sequences);
+}
+
+// A one-block, one-head GPT-2 whose block adds its attention weights to the residual
+// stream: no token content (wte = 0), one-hot positions, the value and output maps the
+// identity, no MLP. Its query and key maps (with biases) stay random.
+fs::path attentionProbeModel(const fs::path& dir, int64_t width) {
+  model::RandomCheckpointSpec spec;
+  spec.layers = 1;
+  spec.hidden_size = width;
+  spec.heads = 1;
+  spec.vocab_size = 50;
+  spec.max_positions = width;
+  spec.init_std = 0.3;
+  spec.seed = 11;
+  model::writeRandomCheckpoint(spec, dir);
+  const auto file = io::SafetensorsFile::open(dir / "model.safetensors");
+  std::map<std::string, at::Tensor> tensors;
+  for (const auto& [name, view] : file.tensors()) tensors[name] = model::tensorFromView(view).to(at::kFloat).clone();
+  tensors["wte.weight"].zero_();
+  tensors["wpe.weight"] = 5 * at::eye(width, at::kFloat);
+  auto& qkv = tensors["h.0.attn.c_attn.weight"];  // Conv1D [in, out]: q | k | v
+  qkv.narrow(1, 2 * width, width).copy_(at::eye(width, at::kFloat));
+  tensors["h.0.attn.c_attn.bias"].narrow(0, 0, 2 * width).copy_(at::randn({2 * width}, at::kFloat) * 0.5);
+  tensors["h.0.attn.c_attn.bias"].narrow(0, 2 * width, width).zero_();
+  tensors["h.0.attn.c_proj.weight"] = at::eye(width, at::kFloat);
+  tensors["h.0.attn.c_proj.bias"].zero_();
+  tensors["h.0.mlp.c_proj.weight"].zero_();
+  tensors["h.0.mlp.c_proj.bias"].zero_();
+  io::SafetensorsWriter writer;
+  for (const auto& [name, t] : tensors)
+    writer.add(name, io::DType::kF32, t.sizes().vec(), t.data_ptr<float>(), static_cast<size_t>(t.numel()) * sizeof(float));
+  writer.write(dir / "model.safetensors");
+  return dir;
+}
+
+// The model's own attention weights a[n, i]: the block's output o_n = sum_i a[n,i] x_i
+// solved for a, with x_i its attention inputs (independent while T <= width).
+Eigen::MatrixXd attentionOfProbe(const fs::path& dir, int64_t t) {
+  struct Capture : model::LayerObserver {
+    at::Tensor h0, h1, x;
+    void onHidden(int64_t layer, const at::Tensor& h) override { (layer == 0 ? h0 : h1) = h[0].to(at::kDouble); }
+    void onAttentionInput(int64_t, const at::Tensor& normed) override { x = normed[0].to(at::kDouble); }
+  } capture;
+  const auto loaded = model::loadModel(dir, model::Numerics::parse("float32", "cpu"));
+  model::ForwardRequest request;
+  request.ids = at::randint(50, {1, t}, at::TensorOptions().dtype(at::kLong));
+  request.observer = &capture;
+  loaded.model->forward(request);
+  const Eigen::MatrixXd x = anova::toEigen(capture.x), o = anova::toEigen(capture.h1 - capture.h0);
+  return x.transpose().colPivHouseholderQr().solve(o.transpose()).transpose();  // [T, T]
+}
+
+// Acceptance: where content is constant, the kernel (mean or sampled queries) is the
+// model's average attention, and the sampled statistics describe that same attention.
+TEST(Heads, KernelEqualsTheModelsAttentionWhereContentIsConstant) {
+  ScratchDir s;
+  const int64_t t = 24;
+  const auto dir = attentionProbeModel(s / "probe", 32);
+  const Eigen::MatrixXd attention = attentionOfProbe(dir, t);
+  for (Eigen::Index n = 0; n < t; ++n) EXPECT_NEAR(attention.row(n).sum(), 1.0, 1e-4);
+  EXPECT_LT(attention.row(t - 1).maxCoeff(), 0.9);  // not trivially one-hot
+  for (const std::string query : {"sampled", "mean"}) {
+    pass::AnalyzeOptions job;
+    job.model = dir.string();
+    job.corpus.path = "random";  // any ids: wte = 0 makes every window the same
+    job.num_seqs = 6;
+    job.seq_len = t;
+    job.heads = true;
+    job.kernel_skip = 0;
+    job.kernel_query = heads::parseQueryMode(query);
+    job.report.screenot_k = 3;
+    job.out = s / query;
+    jobs::runAnalyzeJob(job);
+    const Eigen::MatrixXd profile = readCsv(job.out / "kernel_B0.csv"), etc = readCsv(job.out / "etc_B0.csv");
+    for (Eigen::Index i = 0; i < t; ++i) EXPECT_NEAR(profile(0, i), attention(t - 1, i), 2e-5) << query << " key " << i;
+    double entropy = 0, keys90 = 0;
+    for (Eigen::Index n = 0; n < t; ++n) {
+      const Eigen::VectorXd a = attention.row(n).transpose().cwiseMax(1e-300);
+      EXPECT_NEAR(etc(0, n), 1.0 / a.squaredNorm(), 1e-3 * etc(0, n)) << query << " query " << n;
+      entropy -= (a.array() * a.array().log()).sum() / static_cast<double>(t);
+      keys90 += static_cast<double>(heads::keysHolding(a, 0.9)) / static_cast<double>(t);
+    }
+    const auto head = summaryOf(job.out)["heads"][0];
+    EXPECT_NEAR(head["attention_entropy"].get<double>(), entropy, 1e-3);
+    EXPECT_NEAR(head["attention_keys90"].get<double>(), keys90, 1e-9);
+    EXPECT_NEAR(head["denominator_cv"].get<double>(), 0.0, 1e-6);  // every context alike
+    EXPECT_NEAR(head["qk_share_pos_pos"].get<double>(), 1.0, 1e-9);
+    EXPECT_EQ(head["samples"], 6);
+  }
+}
+
+class HeadsOnFixtures : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HeadsOnFixtures, EveryHeadGetsAKernel) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/" + GetParam());
+  ScratchDir s;
+  const auto report = headsReport(s, GetParam());
+  const auto summary = summaryOf(report);
+  const auto config = io::readJsonFile(sharedDir() / "fixtures/models" / GetParam() / "config.json");
+  const int heads = config.value("n_head", config.value("num_attention_heads", 0));
+  ASSERT_EQ(summary["heads"].size(), static_cast<std::size_t>(3 * heads));
+  for (const auto& h : summary["heads"]) {
+    EXPECT_GE(h["etc"].get<double>(), 1.0 - 1e-9);
+    EXPECT_LE(h["etc"].get<double>(), h["keys"].get<double>() + 1e-9);
+  }
+  const auto kernels = readCsv(report / "kernel_B1.csv");
+  for (Eigen::Index h = 0; h < kernels.rows(); ++h) EXPECT_NEAR(kernels.row(h).sum(), 1.0, 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, HeadsOnFixtures, ::testing::Values("tiny-gpt2", "tiny-bert", "tiny-bloom", "tiny-llama"));
+
+TEST(Heads, BloomSlopesAndFusedLayoutByHand) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
+  ScratchDir s;
+  const auto report = headsReport(s, "tiny-bloom", "mean");
+  const Eigen::MatrixXd p = blockMeans(report);
+  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-bloom/model.safetensors");
+  const Eigen::MatrixXd w = weightMatrix(f, "h.0.self_attention.query_key_value.weight");  // rows [head][q|k|v][12]
+  const Eigen::MatrixXd b = weightMatrix(f, "h.0.self_attention.query_key_value.bias");
+  const Eigen::MatrixXd kernels = readCsv(report / "kernel_B0.csv");
+  const double slopes[6] = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};  // 6 heads: 4 geometric, then 2^-1, 2^-3
+  const Eigen::Index n = 23, dh = 12, skip = 5;
+  for (int h = 0; h < 6; ++h) {
+    const Eigen::MatrixXd wq = w.middleRows(h * 3 * dh, dh), wk = w.middleRows(h * 3 * dh + dh, dh);
+    const Eigen::VectorXd q = wq * p.row(n).transpose() + b.middleRows(h * 3 * dh, dh);
+    Eigen::VectorXd logits(n - skip + 1);
+    for (Eigen::Index i = skip; i <= n; ++i)
+      logits[i - skip] = q.dot(wk * p.row(i).transpose()) / std::sqrt(12.0) - slopes[h] * static_cast<double>(n - i);
+    const Eigen::VectorXd expected = softmaxRow(logits);
+    for (Eigen::Index i = skip; i <= n; ++i) EXPECT_NEAR(kernels(h, i), expected[i - skip], 1e-9) << "head " << h;
+  }
+}
+
+// The default kernel averages sampled queries; the QK split, the actual attention and its
+// denominator come from the same samples. All by hand from the state and BLOOM's weights.
+TEST(Heads, BloomSampledQueriesAndQkSplitByHand) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
+  ScratchDir s;
+  const auto report = headsReport(s, "tiny-bloom");
+  const auto block = firstBlock(report);
+  const Eigen::MatrixXd p = block.attention_input_sum / static_cast<double>(block.sequences);
+  const Eigen::Index t = 24, dh = 12, skip = 5, samples = block.attention_samples.rows() / t;
+  ASSERT_EQ(samples, 8);  // the default --head-samples
+  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-bloom/model.safetensors");
+  const Eigen::MatrixXd w = weightMatrix(f, "h.0.self_attention.query_key_value.weight");
+  const Eigen::MatrixXd b = weightMatrix(f, "h.0.self_attention.query_key_value.bias");
+  const Eigen::MatrixXd kernels = readCsv(report / "kernel_B0.csv");
+  const auto summary = summaryOf(report);
+  const double slopes[2] = {0.25, 0.0625};
+  for (int h = 0; h < 2; ++h) {
+    const Eigen::MatrixXd wq = w.middleRows(h * 3 * dh, dh), wk = w.middleRows(h * 3 * dh + dh, dh);
+    const Eigen::VectorXd bq = b.middleRows(h * 3 * dh, dh);
+    Eigen::VectorXd kernel = Eigen::VectorXd::Zero(t);
+    double energy[4] = {0, 0, 0, 0}, entropy = 0;
+    for (Eigen::Index c = 0; c < samples; ++c) {
+      const Eigen::MatrixXd x = block.attention_samples.middleRows(c * t, t);
+      for (Eigen::Index n = skip; n < t; ++n) {
+        const Eigen::VectorXd q_pos = wq * p.row(n).transpose() + bq, q_cvec = wq * (x.row(n) - p.row(n)).transpose();
+        Eigen::VectorXd sampled(n - skip + 1), actual(n - skip + 1);
+        for (Eigen::Index i = skip; i <= n; ++i) {
+          const Eigen::VectorXd k_pos = wk * p.row(i).transpose(), k_cvec = wk * (x.row(i) - p.row(i)).transpose();
+          const double parts[4] = {q_pos.dot(k_pos), q_pos.dot(k_cvec), q_cvec.dot(k_pos), q_cvec.dot(k_cvec)};
+          for (int j = 0; j < 4; ++j) energy[j] += parts[j] * parts[j];
+          const double bias = -slopes[h] * static_cast<double>(n - i);
+          sampled[i - skip] = (q_pos + q_cvec).dot(k_pos) / std::sqrt(12.0) + bias;
+          actual[i - skip] = (parts[0] + parts[1] + parts[2] + parts[3]) / std::sqrt(12.0) + bias;
+        }
+        if (n == t - 1) kernel.segment(skip, n - skip + 1) += softmaxRow(sampled) / static_cast<double>(samples);
+        const Eigen::VectorXd a = softmaxRow(actual);
+        entropy -= (a.array() * a.array().log()).sum() / static_cast<double>(samples * (t - skip));
+      }
+    }
+    for (Eigen::Index i = skip; i < t; ++i) EXPECT_NEAR(kernels(h, i), kernel[i], 1e-6) << "head " << h;
+    const auto& entry = summary["heads"][static_cast<std::size_t>(h)];
+    const double total = energy[0] + energy[1] + energy[2] + energy[3];
+    EXPECT_NEAR(entry["qk_share_pos_pos"].get<double>(), energy[0] / total, 1e-6);
+    EXPECT_NEAR(entry["qk_share_pos_cvec"].get<double>(), energy[1] / total, 1e-6);
+    EXPECT_NEAR(entry["qk_share_cvec_pos"].get<double>(), energy[2] / total, 1e-6);
+    EXPECT_NEAR(entry["qk_share_cvec_cvec"].get<double>(), energy[3] / total, 1e-6);
+    EXPECT_NEAR(entry["attention_entropy"].get<double>(), entropy, 1e-6);
+  }
+}
+
+TEST(Heads, LlamaRotationsAndKeyHeadsByHand) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  ScratchDir s;
+  const auto report = headsReport(s, "tiny-llama", "mean");
+  const Eigen::MatrixXd p = blockMeans(report);
+  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-llama/model-00001-of-00002.safetensors");
+  const Eigen::MatrixXd wq_all = weightMatrix(f, "model.layers.0.self_attn.q_proj.weight");  // [8*8, 64]
+  const Eigen::MatrixXd wk_all = weightMatrix(f, "model.layers.0.self_attn.k_proj.weight");  // [4*8, 64]
+  const Eigen::MatrixXd kernels = readCsv(report / "kernel_B0.csv");
+  const Eigen::Index n = 23, dh = 8, skip = 5;
+  auto rotate = [&](Eigen::VectorXd x, Eigen::Index pos) {  // HF rotate_half, theta 10000
+    Eigen::VectorXd out(dh);
+    for (Eigen::Index j = 0; j < dh / 2; ++j) {
+      const double a = static_cast<double>(pos) * std::pow(10000.0, -2.0 * static_cast<double>(j) / dh);
+      out[j] = x[j] * std::cos(a) - x[j + dh / 2] * std::sin(a);
+      out[j + dh / 2] = x[j + dh / 2] * std::cos(a) + x[j] * std::sin(a);
+    }
+    return out;
+  };
+  for (int h = 0; h < 8; ++h) {
+    const int kv = h / 2;  // 8 query heads share 4 key heads in pairs
+    const Eigen::VectorXd q = rotate(wq_all.middleRows(h * dh, dh) * p.row(n).transpose(), n);
+    Eigen::VectorXd logits(n - skip + 1);
+    for (Eigen::Index i = skip; i <= n; ++i)
+      logits[i - skip] = q.dot(rotate(wk_all.middleRows(kv * dh, dh) * p.row(i).transpose(), i)) / std::sqrt(8.0);
+    const Eigen::VectorXd expected = softmaxRow(logits);
+    for (Eigen::Index i = skip; i <= n; ++i) EXPECT_NEAR(kernels(h, i), expected[i - skip], 1e-6) << "head " << h;
+  }
+}
+
+}  // namespace
+}  // namespace posgeom::testing

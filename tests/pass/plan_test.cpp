@@ -1,0 +1,140 @@
+#include "posgeom/pass/plan.h"
+
+#include "posgeom/base/error.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/model/random_checkpoint.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+// A GPT-2 of 3 blocks (hidden states 0..3), 4 heads, 32 wide, 64 positions.
+fs::path smallModel(const ScratchDir& s) {
+  model::RandomCheckpointSpec spec;
+  spec.layers = 3;
+  spec.hidden_size = 32;
+  spec.heads = 4;
+  spec.max_positions = 64;
+  model::writeRandomCheckpoint(spec, s / "m");
+  return s / "m";
+}
+
+std::string planError(const pass::AnalyzeOptions& o, const fs::path& dir) {
+  try {
+    pass::planPass(o, dir, model::loadModelConfig(dir));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+pass::AnalyzeOptions shortWindows() {
+  pass::AnalyzeOptions o;
+  o.seq_len = 32;
+  o.report.screenot_k = 5;
+  return o;
+}
+
+TEST(Plan, ResolvesEverySettingFromTheOptionsAndTheConfig) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = shortWindows();
+  o.layers = pass::parseLayerSelection("1,3");
+  o.shard = pass::Shard{1, 4};
+  o.num_seqs = 3;
+  o.sampling = pass::Sampling::kRandom;
+  o.seed = 9;
+  o.skip_first = 2;
+  o.heads = true;
+  o.qk_heads = heads::parseHeadList("2.3");
+  const auto plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+  EXPECT_EQ(plan.pass.seq_len, 32);
+  EXPECT_EQ(plan.pass.accumulator.layers, (std::set<int64_t>{1, 3}));
+  EXPECT_EQ(plan.pass.accumulator.skip_first, 2);
+  EXPECT_TRUE(plan.pass.accumulator.attention_inputs);
+  EXPECT_EQ(plan.pass.last_layer, 3);
+  EXPECT_FALSE(plan.pass.causal_mask.has_value());  // the model's own mask
+  EXPECT_TRUE(plan.causal);
+  EXPECT_EQ(plan.pass.batch_size, 3);  // preferredBatch (2048 / 32 = 64) capped by --num-seqs
+  EXPECT_EQ(plan.shard, (pass::Shard{1, 4}));
+  EXPECT_EQ(plan.windows.shard_index, 1);
+  EXPECT_EQ(plan.windows.shard_count, 4);
+  EXPECT_TRUE(plan.windows.random_offsets);
+  EXPECT_EQ(plan.windows.seed, 9u);
+  ASSERT_TRUE(plan.heads.has_value());
+  EXPECT_EQ(plan.heads->qk_maps.front(), (std::pair<int64_t, int64_t>{2, 3}));
+  EXPECT_GT(plan.memory.total(), 0);
+  EXPECT_GT(plan.parameters, 0);
+}
+
+TEST(Plan, DefaultWindowIsTheModelsOrFiveHundredTwelve) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  pass::AnalyzeOptions o;
+  o.report.screenot_k = 5;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).pass.seq_len, 64);
+}
+
+TEST(Plan, JudgesEveryOptionAgainstTheModel) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = shortWindows();
+  o.layers = pass::parseLayerSelection("99");
+  EXPECT_EQ(planError(o, dir), "--layer: '99' is not a hidden-state index in 0..3");
+  o = shortWindows();
+  o.seq_len = 65;
+  EXPECT_EQ(planError(o, dir), "--seq-len: 65 exceeds the model's 64 learned positions");
+  o = shortWindows();
+  o.skip_first = 32;
+  EXPECT_EQ(planError(o, dir), "--skip-first: leaves no positions of the 32");
+  o = shortWindows();
+  o.report.screenot_k = 20;
+  EXPECT_NE(planError(o, dir).find("--screenot-k"), std::string::npos);
+  o = shortWindows();
+  o.corpus.path = "random";
+  EXPECT_EQ(planError(o, dir), "--corpus random: needs --num-seqs");
+  o = shortWindows();
+  o.max_memory = 1024;
+  EXPECT_NE(planError(o, dir).find("not even one window fits"), std::string::npos);
+}
+
+TEST(Plan, QkHeadsAreNamedByTheirZeroBasedBlock) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = shortWindows();
+  o.heads = true;
+  o.qk_heads = heads::parseHeadList("0.0,2.3");  // blocks 0 and 2: valid now, 0.H was not before
+  EXPECT_EQ(planError(o, dir), "");
+  o.qk_heads = heads::parseHeadList("3.0");  // the old name of block 2's head 0
+  const auto old_name = planError(o, dir);
+  EXPECT_NE(old_name.find("3.0 names no block: the model's blocks are 0..2"), std::string::npos) << old_name;
+  EXPECT_NE(old_name.find("0-based block"), std::string::npos);
+  o.qk_heads = heads::parseHeadList("1.4");
+  EXPECT_NE(planError(o, dir).find("1.4 names no head"), std::string::npos);
+  o.qk_heads = heads::parseHeadList("1.0");
+  o.layers = pass::parseLayerSelection("0,1");  // block 1 writes hidden.2, not selected
+  EXPECT_NE(planError(o, dir).find("1.0 is not analysed: block 1 writes hidden.2"), std::string::npos);
+}
+
+TEST(Plan, CausalMaskForABidirectionalModelOnlyWhenAsked) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.model_type = "bert";
+  spec.layers = 1;
+  spec.hidden_size = 32;
+  spec.heads = 2;
+  spec.max_positions = 64;
+  model::writeRandomCheckpoint(spec, s / "bert");
+  auto o = shortWindows();
+  auto plan = pass::planPass(o, s / "bert", model::loadModelConfig(s / "bert"));
+  EXPECT_FALSE(plan.causal);
+  EXPECT_FALSE(plan.pass.causal_mask.has_value());
+  o.causal = true;
+  plan = pass::planPass(o, s / "bert", model::loadModelConfig(s / "bert"));
+  EXPECT_TRUE(plan.causal);
+  EXPECT_EQ(plan.pass.causal_mask, std::optional<bool>(true));
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,55 @@
+#include "posgeom/runtime/device.h"
+
+#include <ATen/ATen.h>
+
+#include "posgeom/base/error.h"
+#include "posgeom/runtime/torch_device.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+TEST(Device, ParsesTheDevicesAndTheirIndex) {
+  EXPECT_EQ(runtime::parseDevice("cpu"), runtime::DeviceSpec{});
+  const auto cuda = runtime::parseDevice("cuda");
+  EXPECT_TRUE(cuda.isCuda());
+  EXPECT_EQ(cuda.index, -1);
+  EXPECT_EQ(cuda.str(), "cuda");
+  const auto second = runtime::parseDevice("cuda:1");
+  EXPECT_EQ(second.index, 1);
+  EXPECT_EQ(second.str(), "cuda:1");
+  for (const char* bad : {"tpu", "cuda:", "cuda:x", "cuda:-1", "cuda1", "CPU", ""})
+    EXPECT_THROW(runtime::parseDevice(bad), InputError) << bad;
+  try {
+    runtime::parseDevice("tpu");
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--device: 'tpu' is not a device (use cpu, cuda or cuda:N)");
+  }
+}
+
+TEST(Device, ParsesComputeDtypesAndTheirAliases) {
+  EXPECT_EQ(runtime::parseComputeDtype("float32"), runtime::ComputeDtype::kFloat32);
+  EXPECT_EQ(runtime::parseComputeDtype("bf16"), runtime::ComputeDtype::kBFloat16);
+  EXPECT_EQ(runtime::parseComputeDtype("fp16"), runtime::ComputeDtype::kFloat16);
+  EXPECT_STREQ(runtime::computeDtypeName(runtime::ComputeDtype::kBFloat16), "bfloat16");
+  EXPECT_EQ(runtime::computeBytes(runtime::ComputeDtype::kFloat32), 4);
+  EXPECT_EQ(runtime::computeBytes(runtime::ComputeDtype::kFloat16), 2);
+  EXPECT_THROW(runtime::parseComputeDtype("f8"), InputError);
+}
+
+TEST(Device, TorchTypesMatch) {
+  EXPECT_EQ(runtime::torchDtype(runtime::ComputeDtype::kBFloat16), at::kBFloat16);
+  EXPECT_EQ(runtime::torchDtype(runtime::ComputeDtype::kFloat16), at::kHalf);
+  EXPECT_TRUE(runtime::torchDevice(runtime::DeviceSpec{}).is_cpu());
+  EXPECT_EQ(runtime::torchDevice(runtime::parseDevice("cuda:2")).index(), 2);
+}
+
+TEST(Device, CudaIsRefusedWhereThisBuildHasNone) {
+  runtime::requireDevice(runtime::DeviceSpec{});  // the CPU is always there
+  if (!at::hasCUDA()) {
+    EXPECT_THROW(runtime::requireDevice(runtime::parseDevice("cuda")), InputError);
+  }
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,23 @@
+#include "posgeom/runtime/threads.h"
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+TEST(Runtime, ThreadCountIsHonoured) {
+  EXPECT_EQ(runtime::configureThreads(1), 1);
+  EXPECT_GE(runtime::configureThreads(0), 1);
+}
+
+TEST(Runtime, DetectsTheBlasBehindLibTorch) {
+  const auto blas = runtime::detectBlas();
+  EXPECT_FALSE(blas.path.empty());
+  // The bootstrap installs OpenBLAS; CI must not silently run on the reference BLAS.
+  if (runningInCi()) {
+    EXPECT_FALSE(blas.reference) << blas.path;
+  }
+}
+
+}  // namespace
+}  // namespace posgeom::testing
