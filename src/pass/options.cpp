@@ -19,8 +19,10 @@ Shard parseShard(const std::string& spec, const std::string& where) {
   const auto slash = spec.find('/');
   try {
     if (slash != std::string::npos) {
-      const int64_t i = std::stoll(spec.substr(0, slash)), n = std::stoll(spec.substr(slash + 1));
-      if (n >= 1 && i >= 0 && i < n) return {i, n};
+      std::size_t used_i = 0, used_n = 0;
+      const std::string i_text = spec.substr(0, slash), n_text = spec.substr(slash + 1);
+      const int64_t i = std::stoll(i_text, &used_i), n = std::stoll(n_text, &used_n);
+      if (used_i == i_text.size() && used_n == n_text.size() && n >= 1 && i >= 0 && i < n) return {i, n};
     }
   } catch (const std::exception&) {
   }

@@ -18,7 +18,7 @@ std::string errorOf(const std::function<void()>& f) {
 TEST(Options, ShardIsIOverN) {
   EXPECT_EQ(pass::parseShard("1/3"), (pass::Shard{1, 3}));
   EXPECT_EQ(pass::parseShard("0/1").str(), "0/1");
-  for (const char* bad : {"3/2", "2/2", "-1/2", "1/0", "1", "a/b", "", "1/"})
+  for (const char* bad : {"3/2", "2/2", "-1/2", "1/0", "1", "a/b", "1/2x", "", "1/"})
     EXPECT_EQ(errorOf([&] { pass::parseShard(bad); }), "--shard: '" + std::string(bad) + "' must be i/n with 0 <= i < n") << bad;
 }
 
