@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "posgeom/base/error.h"
 #include "posgeom/heads/qk_subspace.h"
+#include "posgeom/metrics/lapack.h"
 #include "posgeom/heads/sampled_attention.h"
 
 namespace posgeom::heads {
@@ -97,6 +99,10 @@ std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions&
     }
   };
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // Heads side by side, each one's products on its own thread (the BLAS's threads would
+  // only compete with them).
+  std::optional<metrics::lapack::LimitedThreads> single;
+  if (threads > 1 && out.size() > 1) single.emplace(1);
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < std::min<std::size_t>(threads, out.size()); ++i) pool.emplace_back(work);
   work();

@@ -46,4 +46,14 @@ double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits) {
   return top + std::log(sum);
 }
 
+SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits) {
+  const double top = logits.maxCoeff();
+  logits.array() -= top;
+  const Eigen::ArrayXd e = logits.array().exp();
+  const double sum = e.sum(), shifted_dot = (e * logits.array()).sum();
+  logits = e.matrix() / sum;
+  const double log_sum = std::log(sum);
+  return {top + log_sum, log_sum - shifted_dot / sum};
+}
+
 }  // namespace posgeom::heads::detail

@@ -28,6 +28,13 @@ void addAlibi(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange
 
 // Softmax of `logits` in place; returns log sum exp (the log of the softmax denominator).
 double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits);
+// The same, and the entropy of the weights it leaves: -sum a log a = log S - sum a d for
+// d = logit - max and S = sum exp(d), with no logarithm per weight.
+struct SoftmaxResult {
+  double log_normaliser = 0;
+  double entropy = 0;
+};
+SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits);
 
 inline double logitScale(const HeadMaps& head) { return 1.0 / std::sqrt(static_cast<double>(head.wq.rows())); }
 

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "posgeom/metrics/geometry.h"
-#include "posgeom/metrics/spectral.h"
+#include "posgeom/metrics/lapack.h"
 
 namespace posgeom::heads {
 
@@ -12,12 +11,11 @@ Eigen::MatrixXd positionalSubspace(const Eigen::MatrixXd& means, int64_t skip, i
   const Eigen::MatrixXd centred = rows.rowwise() - rows.colwise().mean();
   const auto smaller = static_cast<int>(std::min(centred.rows(), centred.cols()));
   const int k_max = strategy == metrics::ScreeNotStrategy::kImpute ? (smaller - 2) / 2 : smaller - 1;
+  const auto svd = metrics::lapack::thinSvd(centred);  // one SVD for the rank and the directions
   int rank = 1;
   if (std::min(k, k_max) >= 1)
-    rank = std::max(1, metrics::screeNot(metrics::singularValues(centred), centred.rows(), centred.cols(),
-                                         std::min(k, k_max), strategy)
-                           .rank);
-  return metrics::topDirections(centred, rank);
+    rank = std::max(1, metrics::screeNot(svd.values, centred.rows(), centred.cols(), std::min(k, k_max), strategy).rank);
+  return svd.right.leftCols(std::min<Eigen::Index>(rank, svd.right.cols()));
 }
 
 double positionalEnergyShare(const HeadMaps& head, const Eigen::MatrixXd& directions) {

@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 
 #include "head_math.h"
 
 namespace posgeom::heads {
 namespace {
-
-double entropyOf(const Eigen::Ref<const Eigen::VectorXd>& weights) {
-  double h = 0;
-  for (double a : weights)
-    if (a > 0) h -= a * std::log(a);
-  return h;
-}
 
 // Mean over query positions of std_c Z[c,n] / mean_c Z[c,n], from log Z [S, T].
 double denominatorSpread(const Eigen::MatrixXd& log_z, Eigen::Index first_query) {
@@ -31,13 +25,29 @@ double denominatorSpread(const Eigen::MatrixXd& log_z, Eigen::Index first_query)
 }  // namespace
 
 int64_t keysHolding(Eigen::VectorXd weights, double mass) {
-  std::sort(weights.begin(), weights.end(), std::greater<>());
-  double sum = 0;
-  for (Eigen::Index i = 0; i < weights.size(); ++i) {
-    sum += weights[i];
-    if (sum >= mass - 1e-12) return i + 1;
+  // Quickselect on the mass instead of a sort: split the candidates around their median
+  // weight; the heavier half either holds what is still needed (look inside it) or is
+  // all taken (look in the lighter half for the rest). O(T) per query, not O(T log T).
+  double need = mass - 1e-12;
+  int64_t taken = 0;
+  auto first = weights.begin(), last = weights.end();
+  while (last - first > 1) {
+    const auto mid = first + (last - first) / 2;
+    std::nth_element(first, mid, last, std::greater<>());  // [first, mid) >= *mid >= (mid, last)
+    const double heavier = std::accumulate(first, mid, 0.0);
+    if (heavier >= need) {
+      last = mid;
+    } else if (heavier + *mid >= need) {
+      return taken + (mid - first) + 1;
+    } else {
+      need -= heavier + *mid;
+      taken += (mid - first) + 1;
+      first = mid + 1;
+    }
   }
-  return weights.size();
+  // One candidate left: it completes the mass (or it is the last key there is); none left:
+  // every key was taken.
+  return taken + (last - first);
 }
 
 const std::vector<std::string>& qkMapNames() {
@@ -100,9 +110,10 @@ SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& me
         out.maps[3].row(n).segment(first, count) = cc.transpose() * scale;
         out.maps[4].row(n).segment(first, count) = logits.transpose();
       }
-      log_z(c, n) = detail::softmaxInPlace(logits);
+      const auto softmax = detail::softmaxWithEntropy(logits);
+      log_z(c, n) = softmax.log_normaliser;
       if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
-      entropy_sum += entropyOf(logits);
+      entropy_sum += softmax.entropy;
       keys90_sum += static_cast<double>(keysHolding(logits, 0.9));
     }
   }

@@ -200,7 +200,11 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o) {
   hooks.snapshot(true);
 
   ModelAnalysis result{std::move(state), {}};
-  if (plan.heads) result.head_reports = pass::analyzeHeads(pass.model(), result.state, *plan.heads, plan.causal);
+  if (plan.heads) {
+    const auto start = Clock::now();
+    result.head_reports = pass::analyzeHeads(pass.model(), result.state, *plan.heads, plan.causal);
+    result.state.settings["timings"]["heads_s"] = secondsSince(start);
+  }
   return result;
 }
 

@@ -18,6 +18,7 @@
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/bench_rounds.h"
 #include "posgeom/jobs/report_writer.h"
+#include "posgeom/metrics/lapack.h"
 #include "posgeom/metrics/layer_metrics.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/flops.h"
@@ -164,6 +165,16 @@ std::pair<pass::PassPlan, pass::PassPlan> benchPlans(const BenchJob& job, const 
 
 namespace {
 
+// One LAPACK eigendecomposition (all eigenvalues) of a symmetric d x d matrix, as the
+// metrics take two per layer: what their time is compared with.
+double measureEigh(int64_t dim) {
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Random(dim, dim);
+  const Eigen::MatrixXd moment = x.transpose() * x;
+  const auto start = Clock::now();
+  metrics::lapack::symmetricEigenvalues(moment);
+  return secondsSince(start);
+}
+
 // Random ids for one pass of `windows` windows; window indices are set per pass.
 pass::WindowBatch randomBatch(int64_t windows, int64_t seq_len, int64_t vocab, uint64_t seed) {
   pass::WindowBatch batch;
@@ -262,11 +273,14 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
   anova::AnalysisState state;
   state.layers = run.takeStatistics();
   auto start = Clock::now();
-  for (const auto& s : state.layers) metrics::computeLayerMetrics(s, metricOptions(heads_plan_report));
+  metrics::computeAllLayerMetrics(state.layers, metricOptions(heads_plan_report), metricsWorkers(state));
   r.metrics_end_stage_s = secondsSince(start);
   start = Clock::now();
-  pass::analyzeHeads(*model, state, *heads_plan.heads, heads_plan.causal);
+  r.heads_analysed = static_cast<int64_t>(pass::analyzeHeads(*model, state, *heads_plan.heads, heads_plan.causal).size());
   r.heads_end_stage_s = secondsSince(start);
+  r.metrics_per_layer_s = r.metrics_end_stage_s / static_cast<double>(std::max<std::size_t>(1, state.layers.size()));
+  r.heads_per_head_s = r.heads_end_stage_s / static_cast<double>(std::max<int64_t>(1, r.heads_analysed));
+  r.eigh_s = measureEigh(config.hidden_size);
   r.peak_rss_bytes = std::max(load_peak, peakResidentBytes());
   if (device.isCuda()) r.device_memory_bytes = device_peak;
   return r;
@@ -279,6 +293,7 @@ const std::vector<BenchShape>& benchShapes() {
       {"gpt2-small", shapeSpec("gpt2", 12, 768, 12, 12, 3072, 50257, 1024)},
       {"llama-small", shapeSpec("llama", 12, 768, 12, 4, 2048, 32000, 2048)},
       {"llama-1b", shapeSpec("llama", 22, 2048, 32, 4, 5632, 32000, 2048)},
+      {"llama2-7b-2l", shapeSpec("llama", 2, 4096, 32, 32, 11008, 32000, 4096)},
   };
   return shapes;
 }

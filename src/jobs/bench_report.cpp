@@ -49,6 +49,11 @@ nlohmann::json benchJson(const BenchResult& r) {
                         {"analyze_heads_accumulator_share", optionalJson(m.analyze_heads_accumulator_share)},
                         {"metrics_end_stage_s", m.metrics_end_stage_s},
                         {"heads_end_stage_s", m.heads_end_stage_s},
+                        {"metrics_per_layer_s", m.metrics_per_layer_s},
+                        {"heads_per_head_s", m.heads_per_head_s},
+                        {"heads_analysed", m.heads_analysed},
+                        {"eigh_s", m.eigh_s},
+                        {"metrics_per_layer_over_eigh", m.eigh_s > 0 ? m.metrics_per_layer_s / m.eigh_s : 0.0},
                         {"peak_rss_bytes", m.peak_rss_bytes}};
     if (m.device_memory_bytes) j["device_memory_bytes"] = *m.device_memory_bytes;
     auto& rounds = j["rounds_s"] = nlohmann::json::array();
@@ -105,6 +110,9 @@ std::string benchTable(const BenchResult& r) {
     out << "  analyze --heads  " << fixed(m.analyze_heads_tokens_per_s, 1) << " tokens/s ("
         << overheadText(m.forward_tokens_per_s, m.analyze_heads_tokens_per_s, m.analyze_heads_accumulator_share)
         << "); heads end stage " << fixed(m.heads_end_stage_s, 2) << " s per run\n";
+    out << "  end stages       metrics " << fixed(m.metrics_per_layer_s, 2) << " s per layer ("
+        << fixed(m.eigh_s > 0 ? m.metrics_per_layer_s / m.eigh_s : 0.0, 2) << " x one " << m.hidden_size << "^2 eigendecomposition, "
+        << fixed(m.eigh_s, 2) << " s), heads " << fixed(m.heads_per_head_s, 3) << " s per head\n";
     out << "  peak RSS " << pass::formatBytes(m.peak_rss_bytes) << " (checkpoint " << pass::formatBytes(m.checkpoint_bytes) << ", "
         << pass::formatBytes(m.peak_rss_bytes - m.checkpoint_bytes) << " beyond it)";
     if (m.device_memory_bytes) out << "; device memory in use " << pass::formatBytes(*m.device_memory_bytes);

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "posgeom/anova/state_file.h"
 #include "posgeom/base/error.h"
 #include "posgeom/io/hub_cache.h"
@@ -21,6 +23,7 @@ void runMergeJob(const MergeJob& job) {
     caps.attention_samples = loaded.front().settings["head_options"].value("samples", caps.attention_samples);
   const auto merged = anova::mergeStates(loaded, caps);
   std::vector<heads::HeadReport> head_reports;
+  auto state = merged;
   if (merged.settings.contains("head_options")) {
     if (job.model.empty()) {
       spdlog::warn("the states hold attention inputs: give --model to analyse the heads");
@@ -34,13 +37,16 @@ void runMergeJob(const MergeJob& job) {
       heads::HeadOptions defaults;
       defaults.subspace_k = job.report.screenot_k;
       defaults.subspace_strategy = job.report.screenot_strategy;
+      const auto start = std::chrono::steady_clock::now();
       head_reports = pass::analyzeHeads(*model, merged, pass::headOptionsFromSettings(merged.settings["head_options"], defaults),
                                         merged.settings.value("causal", true));
+      state.settings["timings"]["heads_s"] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
   const OutputDirectory output(job.out, job.force);
   anova::saveState(merged, job.out / kStateFile);
-  writeReport(merged, job.report, job.out, head_reports);
+  writeReport(state, job.report, job.out, head_reports);
   spdlog::info("merged {} states ({} windows) into {}", job.states.size(), merged.windows, job.out.string());
 }
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "posgeom/metrics/lapack.h"
+
 namespace posgeom::metrics {
 namespace {
 Eigen::MatrixXd unitRows(const Eigen::MatrixXd& m) {
@@ -51,14 +53,18 @@ double matrixCosine(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
 }
 
 Eigen::MatrixXd topDirections(const Eigen::MatrixXd& p, Eigen::Index r) {
-  const Eigen::BDCSVD<Eigen::MatrixXd> svd(p, Eigen::ComputeThinV);
-  return svd.matrixV().leftCols(std::min(r, svd.matrixV().cols()));
+  const auto svd = lapack::thinSvd(p);
+  return svd.right.leftCols(std::min(r, svd.right.cols()));
 }
 
 Eigen::VectorXd principalAngleCosines(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, Eigen::Index r) {
   if (a.cols() != b.cols() || r <= 0) return {};
-  const Eigen::MatrixXd va = topDirections(a, r), vb = topDirections(b, r);
-  return Eigen::BDCSVD<Eigen::MatrixXd>(va.transpose() * vb).singularValues();
+  return principalAngleCosinesOf(topDirections(a, r), topDirections(b, r));
+}
+
+Eigen::VectorXd principalAngleCosinesOf(const Eigen::MatrixXd& va, const Eigen::MatrixXd& vb) {
+  if (va.rows() != vb.rows() || va.cols() == 0) return {};
+  return lapack::singularValues(va.transpose() * vb);
 }
 
 }  // namespace posgeom::metrics

@@ -1,10 +1,16 @@
 #include "posgeom/metrics/layer_metrics.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <set>
 
 #include "posgeom/metrics/fourier.h"
+#include "posgeom/metrics/geometry.h"
+#include "posgeom/metrics/lapack.h"
 #include "posgeom/metrics/spectral.h"
 
 namespace posgeom::metrics {
@@ -17,7 +23,9 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   m.positions = stats.positions();
   m.dim = stats.dim();
   m.positional = d.positional;
-  m.singular_pos = singularValues(d.positional);
+  // One SVD of P gives its spectrum, the spiral's directions and the cross-layer subspaces.
+  const auto svd = lapack::thinSvd(d.positional);
+  m.singular_pos = svd.values;
   m.screenot = screeNot(m.singular_pos, d.positional.rows(), d.positional.cols(), options.screenot_k,
                         options.screenot_strategy);
   m.stable_rank = stableRank(m.singular_pos);
@@ -26,9 +34,9 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   m.pos_fro_norm = d.positional.norm();
   if (stats.hasSecondMoment()) {
     // |P stacked N times|_op / |M|_op = sqrt(N) s_1(P) / sqrt(lambda_max(M^T M)).
-    const Eigen::VectorXd s_hidden = singularValuesFromMoment(d.hidden_moment);
-    if (s_hidden.size() && s_hidden[0] > 0)
-      m.relative_norm = std::sqrt(static_cast<double>(stats.sequences)) * m.singular_pos[0] / s_hidden[0];
+    // Only the largest: Lanczos, not a third full eigendecomposition.
+    const double s_hidden = std::sqrt(std::max(0.0, lapack::largestEigenvalue(d.hidden_moment)));
+    if (s_hidden > 0) m.relative_norm = std::sqrt(static_cast<double>(stats.sequences)) * m.singular_pos[0] / s_hidden;
     m.singular_cvec = singularValuesFromMoment(d.cvec_moment);
     m.singular_resid = singularValuesFromMoment(d.resid_moment);
   }
@@ -50,7 +58,8 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   for (Eigen::Index i = 0; i < contexts; ++i) stacked.row(m.combined_positions + i) = d.context.row(i * d.context.rows() / contexts);
   m.combined_gram = normalizedGram(stacked);
 
-  const Eigen::MatrixXd directions = topDirections(d.positional, options.components);
+  m.directions = svd.right.leftCols(std::min<Eigen::Index>(kKeptDirections, svd.right.cols()));
+  const Eigen::MatrixXd directions = m.directions.leftCols(std::min(options.components, m.directions.cols()));
   m.spiral = d.positional * directions;
   if (stats.reservoir.rows() > 0) {
     // cvec = h - m_t for each kept sequence.
@@ -61,13 +70,64 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   return m;
 }
 
+std::vector<LayerMetrics> computeAllLayerMetrics(const std::vector<anova::LayerStatistics>& layers,
+                                                 const LayerMetricsOptions& options, unsigned workers,
+                                                 const std::function<void(int64_t)>& done) {
+  std::vector<LayerMetrics> out(layers.size());
+  std::mutex mutex;
+  auto finished = [&](std::size_t i) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (done) done(layers[i].layer);
+  };
+  workers = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, workers), layers.size()));
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      out[i] = computeLayerMetrics(layers[i], options);
+      finished(i);
+    }
+    return out;
+  }
+  // The cores shared out among the layers in hand.
+  const lapack::LimitedThreads shared(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / workers)));
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  auto work = [&] {
+    try {
+      for (std::size_t i; (i = next++) < layers.size();) {
+        out[i] = computeLayerMetrics(layers[i], options);
+        finished(i);
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!failure) failure = std::current_exception();
+      next = layers.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return out;
+}
+
+int64_t layerMetricsBytes(int64_t dim, int64_t positions) {
+  // The two d x d sums, the three moments of the decomposition, LAPACK's copy and
+  // workspace (about 2 d^2 for dsyevd's), and the T x d bases with their SVD.
+  return 8 * (8 * dim * dim + 4 * positions * dim + 2 * positions * positions);
+}
+
 CrossLayerMetrics compareLayers(const LayerMetrics& a, const LayerMetrics& b) {
   CrossLayerMetrics c;
   c.from = a.layer;
   c.to = b.layer;
   c.basis_cosine = matrixCosine(a.positional, b.positional);
   const Eigen::Index r = std::max(1, std::min(a.screenot.rank, b.screenot.rank));
-  c.principal_cosines = principalAngleCosines(a.positional, b.positional, r);
+  if (a.positional.cols() == b.positional.cols() && r <= a.directions.cols() && r <= b.directions.cols())
+    c.principal_cosines = principalAngleCosinesOf(a.directions.leftCols(r), b.directions.leftCols(r));
+  else
+    c.principal_cosines = principalAngleCosines(a.positional, b.positional, r);
   return c;
 }
 

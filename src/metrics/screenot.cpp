@@ -1,5 +1,7 @@
 #include "posgeom/metrics/screenot.h"
 
+#include "posgeom/metrics/lapack.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -84,8 +86,7 @@ ScreeNotThreshold screeNot(const Eigen::VectorXd& singular_values, Eigen::Index 
 }
 
 ScreeNotThreshold screeNot(const Eigen::MatrixXd& matrix, int k, ScreeNotStrategy strategy) {
-  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(matrix);
-  return screeNot(svd.singularValues(), matrix.rows(), matrix.cols(), k, strategy);
+  return screeNot(lapack::singularValues(matrix), matrix.rows(), matrix.cols(), k, strategy);
 }
 
 }  // namespace posgeom::metrics

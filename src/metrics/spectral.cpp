@@ -2,18 +2,16 @@
 
 #include <algorithm>
 
+#include "posgeom/metrics/lapack.h"
+
 namespace posgeom::metrics {
 
 Eigen::VectorXd singularValues(const Eigen::MatrixXd& m) {
-  if (m.size() == 0) return {};
-  return Eigen::BDCSVD<Eigen::MatrixXd>(m).singularValues();
+  return lapack::singularValues(m);
 }
 
 Eigen::VectorXd singularValuesFromMoment(const Eigen::MatrixXd& moment) {
-  if (moment.size() == 0) return {};
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(moment, Eigen::EigenvaluesOnly);
-  Eigen::VectorXd s = eig.eigenvalues().reverse().cwiseMax(0.0).cwiseSqrt();
-  return s;
+  return lapack::symmetricEigenvalues(moment).cwiseMax(0.0).cwiseSqrt();
 }
 
 double stableRank(const Eigen::VectorXd& s) {

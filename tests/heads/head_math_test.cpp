@@ -41,5 +41,23 @@ TEST(HeadMath, KeyRangesAndSoftmaxDenominator) {
   for (int i = 0; i < 5; ++i) EXPECT_NEAR(row[i], 1.0 - 0.25 * (6 - (2 + i)), 1e-15);  // ALiBi: -m (n - i)
 }
 
+// The entropy from the normaliser against -sum a log a of the weights, from near one-hot
+// rows (where a difference form would cancel) to flat ones.
+TEST(HeadMath, SoftmaxEntropyIsMinusSumALogA) {
+  for (const double spread : {0.0, 0.1, 1.0, 10.0, 60.0}) {
+    Eigen::VectorXd logits(40);
+    for (Eigen::Index i = 0; i < 40; ++i) logits[i] = spread * std::sin(1.7 * static_cast<double>(i)) + 3.0;
+    Eigen::VectorXd plain = logits, with_entropy = logits;
+    const double lse = detail::softmaxInPlace(plain);
+    const auto r = detail::softmaxWithEntropy(with_entropy);
+    EXPECT_NEAR(r.log_normaliser, lse, 1e-13 * std::abs(lse));
+    EXPECT_LT((with_entropy - plain).cwiseAbs().maxCoeff(), 1e-15);
+    double h = 0;
+    for (double a : plain)
+      if (a > 0) h -= a * std::log(a);
+    EXPECT_NEAR(r.entropy, h, 1e-12 * std::max(1.0, h)) << spread;
+  }
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,5 +1,8 @@
 #include "posgeom/heads/sampled_attention.h"
 
+#include <algorithm>
+#include <functional>
+
 #include <cmath>
 
 #include "test_support.h"
@@ -105,6 +108,31 @@ TEST(SampledAttention, KeysHoldingCountsHeaviestFirst) {
   EXPECT_EQ(keysHolding(w, 0.9), 3);  // 0.5 + 0.3 + 0.1
   EXPECT_EQ(keysHolding(w, 0.5), 1);
   EXPECT_EQ(keysHolding(w, 1.0), 5);
+}
+
+// Against the definition: sort descending and count until the mass is held.
+TEST(SampledAttention, KeysHoldingIsTheSortedCount) {
+  std::srand(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Eigen::Index n = 1 + trial % 97;
+    Eigen::VectorXd w = Eigen::VectorXd::Random(n).cwiseAbs();
+    if (trial % 5 == 0) w.head(n / 2).setConstant(0.25);  // ties
+    if (trial % 7 == 0) w.setZero(), w[n / 3] = 1;        // one key holds everything
+    w /= w.sum();
+    for (const double mass : {0.1, 0.5, 0.9, 0.999, 1.0}) {
+      Eigen::VectorXd sorted = w;
+      std::sort(sorted.begin(), sorted.end(), std::greater<>());
+      int64_t want = n;
+      double sum = 0;
+      for (Eigen::Index i = 0; i < n; ++i)
+        if ((sum += sorted[i]) >= mass - 1e-12) {
+          want = i + 1;
+          break;
+        }
+      EXPECT_EQ(keysHolding(w, mass), want) << "n " << n << " mass " << mass << " trial " << trial;
+    }
+  }
+  EXPECT_EQ(keysHolding(Eigen::VectorXd(), 0.9), 0);
 }
 
 }  // namespace

@@ -88,6 +88,20 @@ TEST_P(AnalyzeFixtureModel, EndToEndOnLabelledTopics) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, AnalyzeFixtureModel,
                          ::testing::Values("tiny-gpt2", "tiny-bert", "tiny-bloom", "tiny-llama", "tiny-gpt2-f16-prefixed"));
 
+TEST(AnalyzeJob, TimingsNameEveryStage) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  auto job = randomTokenRun("tiny-gpt2", 4, 16, s / "plain");
+  jobs::runAnalyzeJob(job);
+  const auto plain = summaryOf(job.out)["timings"];
+  for (const char* stage : {"load_s", "forward_and_accumulate_s", "metrics_s"}) EXPECT_GE(plain.value(stage, -1.0), 0) << stage;
+  EXPECT_FALSE(plain.contains("heads_s"));
+  job.heads = true;
+  job.out = s / "heads";
+  jobs::runAnalyzeJob(job);
+  EXPECT_GT(summaryOf(job.out)["timings"].value("heads_s", -1.0), 0);
+}
+
 TEST(AnalyzeJob, BadSettingsAreBadInputs) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
   ScratchDir s;

@@ -21,6 +21,10 @@ jobs::BenchResult twoModels() {
     m.peak_rss_bytes = 3 << 20;
     m.checkpoint_bytes = 1 << 20;
     m.rounds = {{1.0, 1.25, 2.0, 0.1, 0.2}};
+    m.hidden_size = 4096;
+    m.metrics_per_layer_s = 6.0;
+    m.eigh_s = 3.0;
+    m.heads_per_head_s = 0.15;
     r.models.push_back(m);
   }
   r.models[1].forward_tokens_per_s = 2000;
@@ -40,6 +44,8 @@ TEST(BenchReport, JsonPutsTheFirstModelAtTheTopAndEveryModelUnderModels) {
   EXPECT_DOUBLE_EQ(json["models"][1]["forward_tokens_per_s"].get<double>(), 2000);
   EXPECT_DOUBLE_EQ(json["models"][0]["rounds_s"][0]["analyze_heads"].get<double>(), 2.0);
   EXPECT_FALSE(json["models"][0].contains("device_memory_bytes"));
+  EXPECT_DOUBLE_EQ(json["models"][0]["metrics_per_layer_over_eigh"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(json["models"][0]["heads_per_head_s"].get<double>(), 0.15);
 }
 
 TEST(BenchReport, TableSaysWhatEachRateCosts) {
@@ -48,6 +54,9 @@ TEST(BenchReport, TableSaysWhatEachRateCosts) {
   EXPECT_NE(table.find("100.0% over forward"), std::string::npos) << table;
   EXPECT_NE(table.find("(checkpoint 1.0 MiB, 2.0 MiB beyond it)"), std::string::npos) << table;
   EXPECT_NE(table.find("second ("), std::string::npos);
+  EXPECT_NE(table.find("metrics 6.00 s per layer (2.00 x one 4096^2 eigendecomposition, 3.00 s), heads 0.150 s per head"),
+            std::string::npos)
+      << table;
 }
 
 }  // namespace

@@ -64,14 +64,8 @@ TEST(MergeJob, TwoShardsMergedEqualOneRun) {
 TEST(MergeJob, HeadsOfAnotherModelTypeAreRefused) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
   ScratchDir s;
-  pass::AnalyzeOptions job;
-  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
-  job.corpus.path = "random";
-  job.num_seqs = 4;
-  job.seq_len = 16;
-  job.report.screenot_k = 3;
+  auto job = randomTokenRun("tiny-gpt2", 4, 16, s / "run");
   job.heads = true;
-  job.out = s / "run";
   jobs::runAnalyzeJob(job);
   jobs::MergeJob merge;
   merge.states = {s / "run/state.safetensors"};

@@ -1,5 +1,7 @@
 #include "posgeom/metrics/layer_metrics.h"
 
+#include <algorithm>
+
 #include "anova_fixtures.h"
 #include "posgeom/metrics/spectral.h"
 #include "test_support.h"
@@ -45,6 +47,34 @@ TEST(LayerMetrics, ConsecutiveLayersCompare) {
   const auto c = metrics::compareLayers(a, a);
   EXPECT_NEAR(c.basis_cosine, 1.0, 1e-12);
   EXPECT_NEAR(c.principal_cosines.minCoeff(), 1.0, 1e-9);
+}
+
+// Layers side by side give what one after another gives; every layer is reported done.
+TEST(LayerMetrics, AllLayersAtOnceEqualOneAtATime) {
+  std::vector<anova::LayerStatistics> layers;
+  for (int l = 0; l < 5; ++l) layers.push_back(directStatistics(randomSequences(20, 17, 24, 10 + l), 1, l));
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = 3;
+  std::vector<int64_t> done;
+  const auto parallel = metrics::computeAllLayerMetrics(layers, o, 3, [&](int64_t l) { done.push_back(l); });
+  std::sort(done.begin(), done.end());
+  EXPECT_EQ(done, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  ASSERT_EQ(parallel.size(), 5u);
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const auto one = metrics::computeLayerMetrics(layers[l], o);
+    EXPECT_EQ(parallel[l].layer, static_cast<int64_t>(l));  // in the order given
+    EXPECT_EQ(parallel[l].screenot.rank, one.screenot.rank);
+    EXPECT_NEAR(parallel[l].stable_rank, one.stable_rank, 1e-12 * one.stable_rank);
+    EXPECT_NEAR(parallel[l].relative_norm.value(), one.relative_norm.value(), 1e-12);
+    EXPECT_LT((parallel[l].singular_cvec - one.singular_cvec).cwiseAbs().maxCoeff(), 1e-10 * one.singular_cvec[0]);
+    EXPECT_LT((parallel[l].spiral - one.spiral).cwiseAbs().maxCoeff(), 1e-10 * one.spiral.cwiseAbs().maxCoeff());
+  }
+  EXPECT_EQ(metrics::computeAllLayerMetrics({}, o, 4).size(), 0u);
+}
+
+TEST(LayerMetrics, EndStageMemoryGrowsWithTheSquareOfTheWidth) {
+  EXPECT_EQ(metrics::layerMetricsBytes(4096, 511), 8 * (8 * 4096LL * 4096 + 4 * 511 * 4096 + 2 * 511 * 511));
+  EXPECT_GT(static_cast<double>(metrics::layerMetricsBytes(4096, 128)) / metrics::layerMetricsBytes(2048, 128), 3.9);
 }
 
 }  // namespace

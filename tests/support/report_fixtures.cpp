@@ -51,4 +51,16 @@ fs::path writeByteTokenizer(const fs::path& dir) {
   return dir;
 }
 
+pass::AnalyzeOptions randomTokenRun(const std::string& fixture_model, int64_t windows, int64_t seq_len,
+                                    const std::filesystem::path& out) {
+  pass::AnalyzeOptions job;
+  job.model = (sharedDir() / "fixtures/models" / fixture_model).string();
+  job.corpus.path = "random";
+  job.num_seqs = windows;
+  job.seq_len = seq_len;
+  job.report.screenot_k = 3;
+  job.out = out;
+  return job;
+}
+
 }  // namespace posgeom::testing

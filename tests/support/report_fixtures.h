@@ -7,6 +7,7 @@
 #include <string>
 
 #include "posgeom/io/safetensors.h"
+#include "posgeom/pass/options.h"
 
 namespace posgeom::testing {
 
@@ -19,5 +20,9 @@ Eigen::MatrixXd weightMatrix(const io::SafetensorsFile& file, const std::string&
 Eigen::VectorXd softmaxRow(const Eigen::VectorXd& logits);
 // A tokenizer.json whose vocabulary is the 256 bytes: it fits the fixture models' 1000 ids.
 std::filesystem::path writeByteTokenizer(const std::filesystem::path& dir);
+// analyze's options for a fixture model on `windows` random windows of `seq_len` tokens,
+// ScreeNOT bounded at 3, into `out`.
+pass::AnalyzeOptions randomTokenRun(const std::string& fixture_model, int64_t windows, int64_t seq_len,
+                                    const std::filesystem::path& out);
 
 }  // namespace posgeom::testing

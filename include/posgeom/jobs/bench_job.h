@@ -23,7 +23,8 @@ struct BenchShape {
   model::RandomCheckpointSpec spec;
 };
 // gpt2-small (12 x 768, 12 heads), llama-small (12 x 768, 12 query / 4 key heads, SwiGLU 2048),
-// llama-1b (TinyLlama-1.1B: 22 x 2048, 32 / 4 heads, SwiGLU 5632).
+// llama-1b (TinyLlama-1.1B: 22 x 2048, 32 / 4 heads, SwiGLU 5632), llama2-7b-2l (two blocks
+// of Llama-2-7B: 4096 wide, 32 heads, SwiGLU 11008, for the end stages at the paper's width).
 const std::vector<BenchShape>& benchShapes();
 
 struct BenchJob {
@@ -54,6 +55,10 @@ struct BenchModelResult {
   std::vector<RoundSeconds> rounds;       // each timed round's passes, the rates' source
   double metrics_end_stage_s = 0;         // once per run: the per-layer metrics
   double heads_end_stage_s = 0;           // once per run with --heads: kernels, QK split
+  double metrics_per_layer_s = 0;         // the metrics end stage over the hidden states
+  double heads_per_head_s = 0;            // the heads end stage over the heads
+  double eigh_s = 0;                      // one LAPACK eigendecomposition of a d x d symmetric matrix, this run
+  int64_t heads_analysed = 0;
   int64_t peak_rss_bytes = 0;             // while this model was measured
   std::optional<int64_t> device_memory_bytes;  // CUDA: the most in use while measured
 };

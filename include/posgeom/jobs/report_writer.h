@@ -12,6 +12,8 @@
 namespace posgeom::jobs {
 
 metrics::LayerMetricsOptions metricOptions(const pass::ReportOptions& report);
+// Layers whose end stage runs at once: the cores, fewer where memory holds fewer layers.
+unsigned metricsWorkers(const anova::AnalysisState& state);
 
 void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& report, const std::filesystem::path& out,
                  const std::vector<heads::HeadReport>& head_reports = {});

@@ -26,8 +26,10 @@ LabelCosines labelCosines(const Eigen::MatrixXd& contexts, const std::vector<std
 double matrixCosine(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b);
 // Cosines of the principal angles between the row spaces' top-r right singular subspaces.
 Eigen::VectorXd principalAngleCosines(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, Eigen::Index r);
+// The same from orthonormal bases of the two subspaces [d, r] each.
+Eigen::VectorXd principalAngleCosinesOf(const Eigen::MatrixXd& va, const Eigen::MatrixXd& vb);
 
-// Top principal directions of P's rows (right singular vectors) [d, r].
+// Top principal directions of P's rows (right singular vectors, lapack::thinSvd's signs) [d, r].
 Eigen::MatrixXd topDirections(const Eigen::MatrixXd& p, Eigen::Index r);
 
 }  // namespace posgeom::metrics

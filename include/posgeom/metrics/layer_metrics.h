@@ -1,6 +1,7 @@
 #pragma once
 // Every number and matrix the report shows for one layer, from its statistics.
 #include <Eigen/Dense>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -16,6 +17,10 @@ struct LayerMetricsOptions {
   Eigen::Index lowfreq_k = 10;
   Eigen::Index components = 2;  // principal components of P for the spiral
 };
+
+// Principal directions of P kept per layer: enough for the cross-layer subspaces at any
+// ScreeNOT rank the default bound allows.
+inline constexpr Eigen::Index kKeptDirections = 64;
 
 struct LayerMetrics {
   int64_t layer = 0;
@@ -39,6 +44,7 @@ struct LayerMetrics {
   Eigen::MatrixXd gram_dct;        // its 2-D DCT
   Eigen::VectorXd power_spectrum;  // [T']
   Eigen::MatrixXd spiral;          // P on its top components [T', r]
+  Eigen::MatrixXd directions;      // P's top right singular vectors [d, <= kKeptDirections], for compareLayers
   Eigen::MatrixXd reservoir_cvec;  // the reservoir's context vectors on the same components [R*T', r]
   // Normalized Gram of [P; C] stacked (up to 128 evenly spaced positions, then up to 64
   // evenly spaced kept contexts): the blocks show position, context and their incoherence.
@@ -47,6 +53,16 @@ struct LayerMetrics {
 };
 
 LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const LayerMetricsOptions& options);
+
+// Every layer's metrics, `workers` layers at a time with the cores shared among them for
+// their LAPACK calls; `done(layer)` is called, one call at a time, as each layer finishes.
+// workers <= 1: one layer after another, LAPACK threaded as configured.
+std::vector<LayerMetrics> computeAllLayerMetrics(const std::vector<anova::LayerStatistics>& layers,
+                                                 const LayerMetricsOptions& options, unsigned workers,
+                                                 const std::function<void(int64_t layer)>& done = {});
+// Bytes one layer's end stage holds at its peak (its moments, their decomposition and the
+// LAPACK workspace): what bounds the workers.
+int64_t layerMetricsBytes(int64_t dim, int64_t positions);
 
 struct CrossLayerMetrics {
   int64_t from = 0, to = 0;
