@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include "posgeom/base/error.h"
 #include "posgeom/model/load/loader.h"
@@ -21,7 +22,7 @@ std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& mode
     const auto ids = tokenizer->encode(text, stats);
     return std::vector<int64_t>(ids.begin(), ids.end());
   };
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   std::vector<AdditionAccuracy> out;
   uint64_t state = seed;
   for (int64_t digits = 1; digits <= max_digits; ++digits) {

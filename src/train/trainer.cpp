@@ -1,6 +1,7 @@
 #include "posgeom/train/trainer.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
@@ -191,7 +192,7 @@ class Trainer {
     const auto ids = data_->batch(false, c_.optim.batch_size, c_.model.context + 1, c_.run.seed, step);
     const auto loss = lossOn(*buildModel(), ids, c_.optim.batch_size, c_.model.dropout);
     loss.backward();
-    const at::NoGradGuard no_grad;
+    const c10::NoGradGuard no_grad;
     double norm_sq = 0;
     for (auto& [name, p] : params_)
       if (p.grad().defined()) norm_sq += p.grad().pow(2).sum().item<double>();
@@ -214,7 +215,7 @@ class Trainer {
   }
 
   double validationLoss() const {
-    const at::NoGradGuard no_grad;
+    const c10::NoGradGuard no_grad;
     const auto model = buildModel();  // the parameters do not change during an evaluation
     double total = 0;
     for (int64_t k = 0; k < c_.run.eval_batches; ++k)
@@ -244,7 +245,7 @@ class Trainer {
     saved["optim"].erase("iterations");  // a run may be extended
     now["optim"].erase("iterations");
     if (saved != now) throw InputError(path.string(), "was made with another training config");
-    const at::NoGradGuard no_grad;
+    const c10::NoGradGuard no_grad;
     const auto params = readTensors(f, "param.", params_);
     for (auto& [name, p] : params_) p.copy_(params.at(name));
     opt_.m = readTensors(f, "adam_m.", opt_.m);
