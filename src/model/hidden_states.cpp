@@ -1,9 +1,9 @@
 #include "posgeom/model/hidden_states.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <spdlog/spdlog.h>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/load/loader.h"
@@ -72,8 +72,8 @@ void writeHiddenStates(const HiddenStatesRequest& job) {
   writer.setMetadata("compute", numerics.describe());
   writer.setMetadata("causal", request.causal.value_or(!model.config().bidirectional) ? "true" : "false");
   writer.write(job.out_path);
-  spdlog::info("wrote {} hidden states of shape [{}, {}, {}] to {}", hidden.size(), ids.size(0), ids.size(1),
-               model.config().hidden_size, job.out_path.string());
+  log::info("wrote " + std::to_string(hidden.size()) + " hidden states of shape [" + std::to_string(ids.size(0)) + ", " +
+            std::to_string(ids.size(1)) + ", " + std::to_string(model.config().hidden_size) + "] to " + job.out_path.string());
 }
 
 }  // namespace posgeom::model

@@ -1,7 +1,5 @@
 #include "posgeom/pass/analysis_pass.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <optional>
 

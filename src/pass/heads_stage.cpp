@@ -1,11 +1,11 @@
 #include "posgeom/pass/heads_stage.h"
 
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
 #include "posgeom/base/progress.h"
 #include "pass_model.h"
 
@@ -65,8 +65,8 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     out.insert(out.end(), std::make_move_iterator(reports.begin()), std::make_move_iterator(reports.end()));
   }
   progress.finish();
-  spdlog::info("{} heads analysed in {:.1f} s", out.size(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  log::info(std::to_string(out.size()) + " heads analysed in " +
+            log::number("%.1f", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) + " s");
   return out;
 }
 

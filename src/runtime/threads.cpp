@@ -1,5 +1,7 @@
 #include "posgeom/runtime/threads.h"
 
+#include "posgeom/base/log.h"
+
 #include <dlfcn.h>
 #include <cerrno>
 #include <cstdlib>
@@ -10,7 +12,6 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
-#include <spdlog/spdlog.h>
 #include <thread>
 #include <unistd.h>
 
@@ -46,7 +47,8 @@ void restartWithThreadSettings(char** argv) {
   if (missingThreadSettings().empty()) return;
   for (const auto& [name, value] : kThreadSettings) setenv(name, value, /*overwrite=*/0);
   execv("/proc/self/exe", argv);
-  spdlog::debug("could not restart with the thread settings ({}); idle threads keep spinning", std::strerror(errno));
+  log::debug(std::string("could not restart with the thread settings (") + std::strerror(errno) +
+             "); idle threads keep spinning");
 }
 
 std::string describeThreadSettings() {
@@ -91,9 +93,8 @@ void warnIfReferenceBlas() {
   std::call_once(once, [] {
     const auto blas = detectBlas();
     if (blas.reference)
-      spdlog::warn("the reference BLAS is in use ({}): matrix products run ~30x slower; "
-                   "install libopenblas0-pthread (tools/bootstrap does)",
-                   blas.path);
+      log::warn("the reference BLAS is in use (" + blas.path +
+                "): matrix products run ~30x slower; install libopenblas0-pthread (tools/bootstrap does)");
   });
 }
 

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <ATen/Parallel.h>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cmath>
@@ -13,6 +12,7 @@
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
 #include "posgeom/base/progress.h"
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/io/safetensors.h"
@@ -161,7 +161,8 @@ class Trainer {
       // resumed run logs exactly the same lines.
       if ((step + 1) % c_.run.eval_interval == 0 || step + 1 == c_.optim.iterations) {
         row.validation_loss = validationLoss();
-        spdlog::info("step {}: train loss {:.4f}, validation loss {:.4f}", step + 1, loss, row.validation_loss);
+        log::info("step " + std::to_string(step + 1) + ": train loss " + log::number("%.4f", loss) + ", validation loss " +
+                  log::number("%.4f", row.validation_loss));
       }
       log_.push_back(row);
       if ((step + 1) % c_.run.checkpoint_interval == 0 || last) saveCheckpoint();
@@ -256,7 +257,7 @@ class Trainer {
     buffer << in.rdbuf();
     log_ = parseLog(buffer.str());
     log_.resize(static_cast<std::size_t>(std::min<int64_t>(opt_.step, static_cast<int64_t>(log_.size()))));
-    spdlog::info("resuming at step {} of {}", opt_.step, c_.optim.iterations);
+    log::info("resuming at step " + std::to_string(opt_.step) + " of " + std::to_string(c_.optim.iterations));
   }
 
   void exportModel(double seconds) const {

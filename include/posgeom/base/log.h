@@ -1,0 +1,15 @@
+#pragma once
+// Log lines for the translation units that include Torch: a CUDA LibTorch 2.x ships its
+// own, newer fmt in its include directory, which spdlog (built against Debian's) cannot
+// compile with, so those units log through here with messages made beforehand.
+#include <string>
+
+namespace posgeom::log {
+
+void debug(const std::string& message);
+void info(const std::string& message);
+void warn(const std::string& message);
+// printf-style number formatting for those messages ("%.1f").
+std::string number(const char* format, double value);
+
+}  // namespace posgeom::log
