@@ -25,4 +25,12 @@ at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {
   return ids.pin_memory().to(numerics_.device, /*non_blocking=*/true);
 }
 
+KernelPositions Model::alibiKernelPositions(const at::Tensor& slopes) {
+  KernelPositions k;
+  if (!slopes.defined()) return k;
+  const auto s = slopes.to(at::kDouble).contiguous();
+  k.alibi_slopes.assign(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
+  return k;
+}
+
 }  // namespace posgeom::model

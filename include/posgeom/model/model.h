@@ -80,6 +80,8 @@ class Model {
   // Checks ids [B,T] against the vocabulary and positions (InputError) and moves them to
   // the device.
   at::Tensor idsOnDevice(const at::Tensor& ids) const;
+  // An ALiBi architecture's kernel positions from its slopes [H] (none when undefined).
+  static KernelPositions alibiKernelPositions(const at::Tensor& slopes);
   static void emitHidden(const ForwardRequest& r, int64_t layer, const at::Tensor& hidden) {
     if (r.observer) r.observer->onHidden(layer, hidden);
   }

@@ -145,14 +145,7 @@ class Gpt2Model final : public Model {
 
   bool hasLmHead() const override { return true; }
   at::Tensor alibiSlopes() const override { return slopes_; }
-  KernelPositions kernelPositions() const override {
-    KernelPositions k;
-    if (slopes_.defined()) {
-      const auto s = slopes_.to(at::kDouble).contiguous();
-      k.alibi_slopes.assign(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
-    }
-    return k;
-  }
+  KernelPositions kernelPositions() const override { return alibiKernelPositions(slopes_); }
 
  private:
   struct Norm {
