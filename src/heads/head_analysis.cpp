@@ -1,14 +1,13 @@
 #include "posgeom/heads/head_analysis.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <exception>
-#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/parallel.h"
 #include "posgeom/heads/qk_subspace.h"
 #include "posgeom/metrics/lapack.h"
 #include "posgeom/heads/sampled_attention.h"
@@ -44,14 +43,64 @@ std::vector<std::pair<int64_t, int64_t>> parseHeadList(const std::string& spec) 
 
 namespace {
 
-HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions& options, const Eigen::MatrixXd& subspace) {
+// Every head's W_Q and W_K applied to the block's mean inputs and to its samples' cvec in
+// one product per side: the heads' own [T, d] x [d, dh] products run well under peak, and
+// key maps that grouped-query heads share are applied once.
+struct BlockProjections {
+  Eigen::MatrixXd q_means, k_means;  // [T, H * dh], [T, unique key maps * dh]
+  Eigen::MatrixXd q_cvec, k_cvec;    // [S * T, ...] the same for the stacked samples
+  std::vector<Eigen::Index> key_map;  // head -> its key map's column block
+  Eigen::Index head_dim = 0;
+
+  HeadProjections of(std::size_t h) const {
+    const Eigen::Index q = static_cast<Eigen::Index>(h) * head_dim, k = key_map[h] * head_dim;
+    return {q_means.middleCols(q, head_dim), k_means.middleCols(k, head_dim), q_cvec.middleCols(q, head_dim),
+            k_cvec.middleCols(k, head_dim)};
+  }
+};
+
+BlockProjections projectBlock(const BlockHeads& block, unsigned threads) {
+  BlockProjections p;
+  const auto heads = static_cast<Eigen::Index>(block.maps.size());
+  p.head_dim = heads > 0 ? block.maps[0].wq.rows() : 0;
+  const Eigen::Index d = block.means.cols(), t = block.means.rows();
+  std::vector<std::size_t> unique_keys;
+  for (std::size_t h = 0; h < block.maps.size(); ++h) {
+    if (block.maps[h].wq.rows() != p.head_dim || block.maps[h].wk.rows() != p.head_dim)
+      throw std::invalid_argument("analyzeBlock: heads of one block differ in width");
+    std::size_t u = 0;
+    while (u < unique_keys.size() && block.maps[unique_keys[u]].wk != block.maps[h].wk) ++u;
+    if (u == unique_keys.size()) unique_keys.push_back(h);
+    p.key_map.push_back(static_cast<Eigen::Index>(u));
+  }
+  Eigen::MatrixXd wq(heads * p.head_dim, d), wk(static_cast<Eigen::Index>(unique_keys.size()) * p.head_dim, d);
+  for (Eigen::Index h = 0; h < heads; ++h) wq.middleRows(h * p.head_dim, p.head_dim) = block.maps[static_cast<std::size_t>(h)].wq;
+  for (std::size_t u = 0; u < unique_keys.size(); ++u)
+    wk.middleRows(static_cast<Eigen::Index>(u) * p.head_dim, p.head_dim) = block.maps[unique_keys[u]].wk;
+  p.q_means.noalias() = block.means * wq.transpose();
+  p.k_means.noalias() = block.means * wk.transpose();
+  // One sample's rows a work item: cvec = x - P, then its rows of both products.
+  const Eigen::Index samples = t > 0 ? block.samples.rows() / t : 0;
+  p.q_cvec.resize(samples * t, wq.rows());
+  p.k_cvec.resize(samples * t, wk.rows());
+  parallelFor(static_cast<std::size_t>(samples), threads, [&](std::size_t item) {
+    const Eigen::Index c = static_cast<Eigen::Index>(item);
+    const Eigen::MatrixXd cvec = block.samples.middleRows(c * t, t) - block.means;
+    p.q_cvec.middleRows(c * t, t).noalias() = cvec * wq.transpose();
+    p.k_cvec.middleRows(c * t, t).noalias() = cvec * wk.transpose();
+  });
+  return p;
+}
+
+HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions& options, const Eigen::MatrixXd& subspace,
+                       const BlockProjections& projections) {
   KernelSettings settings = block.kernel[h];
   settings.skip = options.kernel_skip;
   const HeadMaps& maps = block.maps[h];
   const Eigen::MatrixXd mean_kernel = positionalKernel(maps, block.means, settings);
   const bool keep_maps = std::find(options.qk_maps.begin(), options.qk_maps.end(),
                                    std::make_pair(block.block, static_cast<int64_t>(h))) != options.qk_maps.end();
-  SampledAttention sampled = sampleAttention(maps, block.means, block.samples, settings, keep_maps);
+  SampledAttention sampled = sampleAttention(maps, projections.of(h), settings, keep_maps);
   const bool use_sampled = options.query == QueryMode::kSampled && sampled.samples > 0;
   const Eigen::MatrixXd& kernel = use_sampled ? sampled.kernel : mean_kernel;
 
@@ -85,29 +134,14 @@ std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions&
     throw InputError("--kernel-skip", "leaves no keys in windows of " + std::to_string(block.means.rows()));
   const Eigen::MatrixXd subspace =
       positionalSubspace(block.means, options.kernel_skip, options.subspace_k, options.subspace_strategy);
-  std::vector<HeadReport> out(block.maps.size());
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    try {
-      for (std::size_t h; (h = next++) < out.size();) out[h] = analyzeHead(block, h, options, subspace);
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(failure_mutex);
-      failure = std::current_exception();
-      next = out.size();
-    }
-  };
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  // Heads side by side, each one's products on its own thread (the BLAS's threads would
-  // only compete with them).
+  // Everything on these threads, each one's products on one BLAS thread: the BLAS's own
+  // threads would only compete with them, and spin between calls.
   std::optional<metrics::lapack::LimitedThreads> single;
-  if (threads > 1 && out.size() > 1) single.emplace(1);
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < std::min<std::size_t>(threads, out.size()); ++i) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  if (threads > 1) single.emplace(1);
+  const BlockProjections projections = projectBlock(block, threads);
+  std::vector<HeadReport> out(block.maps.size());
+  parallelFor(out.size(), threads, [&](std::size_t h) { out[h] = analyzeHead(block, h, options, subspace, projections); });
   return out;
 }
 

@@ -7,7 +7,12 @@ namespace posgeom::heads::detail {
 Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias, double rope_theta) {
   Eigen::MatrixXd y = x * w.transpose();
   if (bias) y.rowwise() += bias->transpose();
-  if (rope_theta <= 0) return y;
+  rotate(y, rope_theta);
+  return y;
+}
+
+void rotate(Eigen::Ref<Eigen::MatrixXd> y, double rope_theta) {
+  if (rope_theta <= 0) return;
   const Eigen::Index half = y.cols() / 2;
   for (Eigen::Index j = 0; j < half; ++j) {
     const double frequency = std::pow(rope_theta, -2.0 * static_cast<double>(j) / static_cast<double>(y.cols()));
@@ -18,7 +23,6 @@ Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, cons
       y(t, j + half) = b * c + a * s;
     }
   }
-  return y;
 }
 
 KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& s) {

@@ -10,6 +10,8 @@ namespace posgeom::heads::detail {
 // Rows of x [T, d] mapped by w [dh, d] (+ bias) and, for RoPE, each row t rotated to
 // position t (Hugging Face rotate_half: pairs (j, j + dh/2) turn by t * theta^(-2j/dh)).
 Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias, double rope_theta);
+// RoPE alone, in place: row t of y [T, dh] turned to position t (nothing for theta <= 0).
+void rotate(Eigen::Ref<Eigen::MatrixXd> y, double rope_theta);
 
 // The keys query n sees: [first, first + count).
 struct KeyRange {

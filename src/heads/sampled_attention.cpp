@@ -1,6 +1,9 @@
 #include "posgeom/heads/sampled_attention.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <functional>
 #include <numeric>
@@ -22,17 +25,13 @@ double denominatorSpread(const Eigen::MatrixXd& log_z, Eigen::Index first_query)
   return total / static_cast<double>(log_z.cols() - first_query);
 }
 
-}  // namespace
-
-int64_t keysHolding(Eigen::VectorXd weights, double mass) {
-  // Quickselect on the mass instead of a sort: split the candidates around their median
-  // weight; the heavier half either holds what is still needed (look inside it) or is
-  // all taken (look in the lighter half for the rest). O(T) per query, not O(T log T).
-  double need = mass - 1e-12;
+// Quickselect on the mass instead of a sort: split the candidates around their median
+// weight; the heavier half either holds what is still needed (look inside it) or is all
+// taken (look in the lighter half for the rest). O(T) per query, not O(T log T).
+int64_t selectKeysHolding(double* first, double* last, double need) {
   int64_t taken = 0;
-  auto first = weights.begin(), last = weights.end();
   while (last - first > 1) {
-    const auto mid = first + (last - first) / 2;
+    double* mid = first + (last - first) / 2;
     std::nth_element(first, mid, last, std::greater<>());  // [first, mid) >= *mid >= (mid, last)
     const double heavier = std::accumulate(first, mid, 0.0);
     if (heavier >= need) {
@@ -50,6 +49,66 @@ int64_t keysHolding(Eigen::VectorXd weights, double mass) {
   return taken + (last - first);
 }
 
+// Weights by size relative to the heaviest: the bits of a positive double order as its
+// value, so the top bits (exponent and 4 of the mantissa) cut each octave in 16, and
+// bucket b holds the weights 16ths of an octave below the heaviest's; the last bucket
+// everything from 16 octaves down, zero included. Every weight of a bucket outweighs
+// those of the buckets after it.
+constexpr int kWeightBuckets = 256;
+uint64_t weightKey(double weight) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &weight, sizeof bits);
+  return bits >> 48;
+}
+
+// keysHolding on its own storage, which it reorders. One pass sums each bucket's mass:
+// the buckets before the one where the mass is reached are taken whole, and only that
+// bucket's keys (a few of a query's hundreds) go to the quickselect. Weights >= 0.
+int64_t keysHoldingInPlace(Eigen::Ref<Eigen::VectorXd> weights, double mass) {
+  if (weights.size() == 0) return 0;
+  const uint64_t top = weightKey(weights.maxCoeff());
+  auto bucketOf = [top](double w) {
+    return static_cast<int>(std::min<uint64_t>(top - weightKey(w), kWeightBuckets - 1));
+  };
+  std::array<double, kWeightBuckets> bucket_mass{};
+  std::array<int64_t, kWeightBuckets> bucket_keys{};
+  for (const double w : weights) {
+    const auto b = static_cast<std::size_t>(bucketOf(w));
+    bucket_mass[b] += w;
+    ++bucket_keys[b];
+  }
+  double need = mass - 1e-12;
+  int64_t taken = 0;
+  int b = 0;
+  for (; b < kWeightBuckets - 1 && bucket_mass[static_cast<std::size_t>(b)] < need; ++b) {
+    need -= bucket_mass[static_cast<std::size_t>(b)];
+    taken += bucket_keys[static_cast<std::size_t>(b)];
+  }
+  double* first = weights.data();
+  double* crossing_end = std::partition(first, first + weights.size(), [&](double w) { return bucketOf(w) == b; });
+  return taken + selectKeysHolding(first, crossing_end, need);
+}
+
+// Queries per product in causal heads: each block of them against only the keys up to its
+// last query, about half the multiply-adds of the whole [T, T] product.
+constexpr Eigen::Index kQueryBlock = 32;
+
+// dots [key, query] = keys [T, dh] * queries [T, dh]^T wherever the loop over queries
+// reads it: queries from the skip on, their keys from the skip to the last one they see.
+void keyQueryDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, const KernelSettings& s,
+                  Eigen::MatrixXd& dots) {
+  const Eigen::Index t = queries.rows(), block = s.causal ? kQueryBlock : t;
+  for (Eigen::Index n0 = s.skip; n0 < t; n0 += block) {
+    const Eigen::Index width = std::min(block, t - n0), key_end = s.causal ? n0 + width : t;
+    dots.block(s.skip, n0, key_end - s.skip, width).noalias() =
+        keys.middleRows(s.skip, key_end - s.skip) * queries.middleRows(n0, width).transpose();
+  }
+}
+
+}  // namespace
+
+int64_t keysHolding(Eigen::VectorXd weights, double mass) { return keysHoldingInPlace(weights, mass); }
+
 const std::vector<std::string>& qkMapNames() {
   static const std::vector<std::string> names{"pos_pos", "pos_cvec", "cvec_pos", "cvec_cvec", "total", "attention"};
   return names;
@@ -58,33 +117,46 @@ const std::vector<std::string>& qkMapNames() {
 SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
                                  const KernelSettings& s, bool keep_maps) {
   const Eigen::Index t = means.rows();
+  Eigen::MatrixXd cvec = samples;
+  for (Eigen::Index c = 0; t > 0 && c < samples.rows() / t; ++c) cvec.middleRows(c * t, t) -= means;
+  const Eigen::MatrixXd q_means = means * head.wq.transpose(), k_means = means * head.wk.transpose();
+  const Eigen::MatrixXd q_cvec = cvec * head.wq.transpose(), k_cvec = cvec * head.wk.transpose();
+  return sampleAttention(head, HeadProjections{q_means, k_means, q_cvec, k_cvec}, s, keep_maps);
+}
+
+SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p, const KernelSettings& s, bool keep_maps) {
+  const Eigen::Index t = p.q_means.rows(), dh = p.q_means.cols();
   const double scale = detail::logitScale(head);
   SampledAttention out;
-  out.samples = t > 0 ? samples.rows() / t : 0;
+  out.samples = t > 0 ? p.q_cvec.rows() / t : 0;
   out.kernel = Eigen::MatrixXd::Zero(t, t);
   if (out.samples == 0 || s.skip >= t) return out;
   if (keep_maps) out.maps.assign(qkMapNames().size(), Eigen::MatrixXd::Zero(t, t));
 
   // Dot products are kept transposed, [key, query], so that each query's keys are one
   // contiguous column segment.
-  const Eigen::MatrixXd q_pos = detail::project(means, head.wq, &head.bq, s.rope_theta);  // [T, dh]
-  const Eigen::MatrixXd k_pos = detail::project(means, head.wk, nullptr, s.rope_theta);
-  const Eigen::MatrixXd pos_pos = k_pos * q_pos.transpose();
+  Eigen::MatrixXd q_pos = p.q_means, k_pos = p.k_means;  // [T, dh]
+  q_pos.rowwise() += head.bq.transpose();
+  detail::rotate(q_pos, s.rope_theta);
+  detail::rotate(k_pos, s.rope_theta);
+  Eigen::MatrixXd pos_pos(t, t);
+  keyQueryDots(k_pos, q_pos, s, pos_pos);
   Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t);  // [key, query]
   Eigen::MatrixXd log_z(out.samples, t);
   std::array<double, 4> energy{};
   double keys90_sum = 0, entropy_sum = 0;
-  Eigen::VectorXd row(t);
+  Eigen::VectorXd row(t), scratch(t);
   // Reused across samples: fresh [T, T] buffers each time cost more in page faults than
   // the products themselves.
-  Eigen::MatrixXd cvec(t, means.cols()), pos_cvec(t, t), cvec_pos(t, t), cvec_cvec(t, t);
+  Eigen::MatrixXd q_cvec(t, dh), k_cvec(t, dh), pos_cvec(t, t), cvec_pos(t, t), cvec_cvec(t, t);
   for (Eigen::Index c = 0; c < out.samples; ++c) {
-    cvec.noalias() = samples.middleRows(c * t, t) - means;
-    const Eigen::MatrixXd q_cvec = detail::project(cvec, head.wq, nullptr, s.rope_theta);
-    const Eigen::MatrixXd k_cvec = detail::project(cvec, head.wk, nullptr, s.rope_theta);
-    pos_cvec.noalias() = k_cvec * q_pos.transpose();
-    cvec_pos.noalias() = k_pos * q_cvec.transpose();
-    cvec_cvec.noalias() = k_cvec * q_cvec.transpose();
+    q_cvec = p.q_cvec.middleRows(c * t, t);
+    k_cvec = p.k_cvec.middleRows(c * t, t);
+    detail::rotate(q_cvec, s.rope_theta);
+    detail::rotate(k_cvec, s.rope_theta);
+    keyQueryDots(k_cvec, q_pos, s, pos_cvec);
+    keyQueryDots(k_pos, q_cvec, s, cvec_pos);
+    keyQueryDots(k_cvec, q_cvec, s, cvec_cvec);
     for (Eigen::Index n = s.skip; n < t; ++n) {
       const auto keys = detail::keyRange(n, t, s);
       auto segment = [&](const Eigen::MatrixXd& dots) { return dots.col(n).segment(keys.first, keys.count); };
@@ -114,7 +186,9 @@ SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& me
       log_z(c, n) = softmax.log_normaliser;
       if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
       entropy_sum += softmax.entropy;
-      keys90_sum += static_cast<double>(keysHolding(logits, 0.9));
+      auto weights = scratch.head(keys.count);
+      weights = logits;
+      keys90_sum += static_cast<double>(keysHoldingInPlace(weights, 0.9));
     }
   }
   out.kernel = kernel_t.transpose() / static_cast<double>(out.samples);

@@ -1,12 +1,13 @@
 #include "posgeom/metrics/layer_metrics.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <cmath>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
+
+#include "posgeom/base/parallel.h"
 
 #include "posgeom/metrics/fourier.h"
 #include "posgeom/metrics/geometry.h"
@@ -80,35 +81,13 @@ std::vector<LayerMetrics> computeAllLayerMetrics(const std::vector<anova::LayerS
     if (done) done(layers[i].layer);
   };
   workers = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, workers), layers.size()));
-  if (workers <= 1) {
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      out[i] = computeLayerMetrics(layers[i], options);
-      finished(i);
-    }
-    return out;
-  }
   // The cores shared out among the layers in hand.
-  const lapack::LimitedThreads shared(
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / workers)));
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  auto work = [&] {
-    try {
-      for (std::size_t i; (i = next++) < layers.size();) {
-        out[i] = computeLayerMetrics(layers[i], options);
-        finished(i);
-      }
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(mutex);
-      if (!failure) failure = std::current_exception();
-      next = layers.size();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  std::optional<lapack::LimitedThreads> shared;
+  if (workers > 1) shared.emplace(static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / workers)));
+  parallelFor(layers.size(), workers, [&](std::size_t i) {
+    out[i] = computeLayerMetrics(layers[i], options);
+    finished(i);
+  });
   return out;
 }
 

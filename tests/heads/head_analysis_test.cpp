@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "posgeom/base/error.h"
+#include "posgeom/heads/sampled_attention.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -67,6 +68,31 @@ TEST(HeadAnalysis, ThreadsDoNotChangeResults) {
   for (std::size_t h = 0; h < 4; ++h) {
     EXPECT_EQ(one[h].etc, many[h].etc);
     EXPECT_EQ(one[h].qk_shares, many[h].qk_shares);
+  }
+}
+
+// The block's one product for all heads, with key maps shared as grouped-query heads share
+// them, gives each head what its own projections give.
+TEST(HeadAnalysis, BlockProjectionsMatchEachHeadAlone) {
+  for (const bool rope : {false, true}) {
+    auto block = fourHeads(70, 8, 3);  // more queries than one causal product block
+    block.maps[3].wk = block.maps[2].wk;
+    for (auto& k : block.kernel) k.rope_theta = rope ? 100.0 : 0.0;
+    HeadOptions o;
+    o.kernel_skip = 3;
+    const auto heads = analyzeBlock(block, o);
+    for (std::size_t h = 0; h < 4; ++h) {
+      KernelSettings s = block.kernel[h];
+      s.skip = 3;
+      const auto alone = sampleAttention(block.maps[h], block.means, block.samples, s);
+      EXPECT_NEAR(heads[h].etc, 1.0 / alone.kernel.row(69).squaredNorm(), 1e-9 * heads[h].etc) << h;
+      EXPECT_NEAR(heads[h].attention_entropy, alone.entropy, 1e-12) << h;
+      EXPECT_NEAR(heads[h].attention_keys90, alone.keys90, 1e-12) << h;
+      if (h >= 2) {
+        EXPECT_NEAR(heads[h].denominator_cv, alone.denominator_cv, 1e-12) << h;
+      }
+      for (std::size_t j = 0; j < 4; ++j) EXPECT_NEAR(heads[h].qk_shares[j], alone.qk_shares[j], 1e-12) << h;
+    }
   }
 }
 

@@ -61,35 +61,49 @@ TEST(SampledAttention, ZeroQueriesAttendUniformly) {
   for (double share : sampled.qk_shares) EXPECT_EQ(share, 0.0);  // every logit part vanishes
 }
 
-TEST(SampledAttention, SharesAndDenominatorSpreadByHand) {
-  const int t = 6, d = 3, dh = 2;
-  const HeadMaps head = randomHead(dh, d);
-  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
-  const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
-  KernelSettings s;
-  s.skip = 1;
-  const auto sampled = sampleAttention(head, means, stack(seqs), s);
-  double energy[4] = {0, 0, 0, 0}, cv = 0;
-  for (int n = 1; n < t; ++n) {
-    double z[3];
-    for (int c = 0; c < 3; ++c) {
-      const Eigen::VectorXd qp = head.wq * means.row(n).transpose() + head.bq, qc = head.wq * (seqs[c].row(n) - means.row(n)).transpose();
-      z[c] = 0;
-      for (int i = 1; i <= n; ++i) {
-        const Eigen::VectorXd kp = head.wk * means.row(i).transpose(), kc = head.wk * (seqs[c].row(i) - means.row(i)).transpose();
-        const double parts[4] = {qp.dot(kp), qp.dot(kc), qc.dot(kp), qc.dot(kc)};
-        for (int j = 0; j < 4; ++j) energy[j] += parts[j] * parts[j];
-        z[c] += std::exp((parts[0] + parts[1] + parts[2] + parts[3]) / std::sqrt(2.0));
+// From the definition, query by query and key by key: the shares, the denominator's
+// spread and the kernel, short windows and ones longer than a causal product block.
+TEST(SampledAttention, SharesKernelAndDenominatorSpreadByHand) {
+  for (const auto& [t, causal] : {std::pair{6, true}, std::pair{75, true}, std::pair{40, false}}) {
+    const int d = 3, dh = 2, skip = t > 6 ? 4 : 1;
+    const HeadMaps head = randomHead(dh, d);
+    const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+    const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d),
+                                            Eigen::MatrixXd::Random(t, d)};
+    KernelSettings s;
+    s.skip = skip;
+    s.causal = causal;
+    const auto sampled = sampleAttention(head, means, stack(seqs), s);
+    double energy[4] = {0, 0, 0, 0}, cv = 0;
+    Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t);
+    for (int n = skip; n < t; ++n) {
+      double z[3];
+      const int last = causal ? n : t - 1;
+      for (int c = 0; c < 3; ++c) {
+        const Eigen::VectorXd qp = head.wq * means.row(n).transpose() + head.bq,
+                              qc = head.wq * (seqs[c].row(n) - means.row(n)).transpose();
+        z[c] = 0;
+        Eigen::VectorXd kernel_logits = Eigen::VectorXd::Zero(t);
+        for (int i = skip; i <= last; ++i) {
+          const Eigen::VectorXd kp = head.wk * means.row(i).transpose(), kc = head.wk * (seqs[c].row(i) - means.row(i)).transpose();
+          const double parts[4] = {qp.dot(kp), qp.dot(kc), qc.dot(kp), qc.dot(kc)};
+          for (int j = 0; j < 4; ++j) energy[j] += parts[j] * parts[j];
+          z[c] += std::exp((parts[0] + parts[1] + parts[2] + parts[3]) / std::sqrt(2.0));
+          kernel_logits[i] = (parts[0] + parts[2]) / std::sqrt(2.0);  // sampled query, mean key
+        }
+        const Eigen::VectorXd weights = kernel_logits.segment(skip, last - skip + 1).array().exp();
+        kernel.row(n).segment(skip, last - skip + 1) += weights.transpose() / weights.sum() / 3.0;
       }
+      const double mean = (z[0] + z[1] + z[2]) / 3;
+      const double var = ((z[0] - mean) * (z[0] - mean) + (z[1] - mean) * (z[1] - mean) + (z[2] - mean) * (z[2] - mean)) / 3;
+      cv += std::sqrt(var) / mean / (t - skip);
     }
-    const double mean = (z[0] + z[1] + z[2]) / 3;
-    const double var = ((z[0] - mean) * (z[0] - mean) + (z[1] - mean) * (z[1] - mean) + (z[2] - mean) * (z[2] - mean)) / 3;
-    cv += std::sqrt(var) / mean / 5.0;
+    const double total = energy[0] + energy[1] + energy[2] + energy[3];
+    for (int j = 0; j < 4; ++j) EXPECT_NEAR(sampled.qk_shares[static_cast<size_t>(j)], energy[j] / total, 1e-12) << t;
+    EXPECT_NEAR(sampled.denominator_cv, cv, 1e-12) << t;
+    EXPECT_GT(cv, 0.01);
+    EXPECT_LT((sampled.kernel - kernel).cwiseAbs().maxCoeff(), 1e-12) << t;
   }
-  const double total = energy[0] + energy[1] + energy[2] + energy[3];
-  for (int j = 0; j < 4; ++j) EXPECT_NEAR(sampled.qk_shares[static_cast<size_t>(j)], energy[j] / total, 1e-12);
-  EXPECT_NEAR(sampled.denominator_cv, cv, 1e-12);
-  EXPECT_GT(cv, 0.01);
 }
 
 TEST(SampledAttention, OneSampleHasNoSpreadAndNoneHasNothing) {
@@ -118,6 +132,7 @@ TEST(SampledAttention, KeysHoldingIsTheSortedCount) {
     Eigen::VectorXd w = Eigen::VectorXd::Random(n).cwiseAbs();
     if (trial % 5 == 0) w.head(n / 2).setConstant(0.25);  // ties
     if (trial % 7 == 0) w.setZero(), w[n / 3] = 1;        // one key holds everything
+    if (trial % 3 == 0) w = (60.0 * w.array()).exp();     // weights over dozens of octaves
     w /= w.sum();
     for (const double mass : {0.1, 0.5, 0.9, 0.999, 1.0}) {
       Eigen::VectorXd sorted = w;

@@ -43,6 +43,19 @@ const std::vector<std::string>& qkMapNames();
 SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
                                  const KernelSettings& settings, bool keep_maps = false);
 
+// One head's inputs already mapped by its W_Q and W_K, bias and RoPE not yet applied, as a
+// block's heads get them from one product for all of them (analyzeBlock).
+struct HeadProjections {
+  Eigen::Ref<const Eigen::MatrixXd> q_means;  // [T, dh]: P W_Q^T
+  Eigen::Ref<const Eigen::MatrixXd> k_means;  // [T, dh]: P W_K^T
+  Eigen::Ref<const Eigen::MatrixXd> q_cvec;   // [S * T, dh]: cvec W_Q^T of the stacked samples
+  Eigen::Ref<const Eigen::MatrixXd> k_cvec;   // [S * T, dh]
+};
+
+// The same from projections: `head` gives the query bias and the logit scale.
+SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& projections, const KernelSettings& settings,
+                                 bool keep_maps = false);
+
 // Keys, heaviest first, needed to hold `mass` of a row of weights summing to one.
 int64_t keysHolding(Eigen::VectorXd weights, double mass);
 
