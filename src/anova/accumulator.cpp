@@ -91,12 +91,14 @@ void Accumulator::checkFinite() const {
 
 namespace {
 
-// One batch's reductions run in the activations' precision, at least float32 (ATen sums
-// floats pairwise, so a batch's sums keep float32's precision); only the running sums are
-// float64. Reducing into float64 directly takes ATen's slow mixed-dtype path, 3 to 9 times
-// slower on the CPU.
+// On the CPU a batch's reductions run in the activations' precision, at least float32
+// (ATen sums floats pairwise, so a batch's sums keep float32's precision), and only the
+// running sums are float64: reducing into float64 directly takes ATen's mixed-dtype path,
+// 3 to 9 times slower there. On CUDA they are float64 throughout: sums are bound by
+// reading the activations, whatever they add in. (The second moment's products stay
+// float32 everywhere, in GramSum: float64 products are slow on most GPUs.)
 at::ScalarType batchReductionType(const at::Tensor& t) {
-  return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  return t.scalar_type() == at::kDouble || t.is_cuda() ? at::kDouble : at::kFloat;
 }
 
 }  // namespace

@@ -50,16 +50,34 @@ DeviceSpec parseDevice(const std::string& text, const std::string& where) {
   throw InputError(where, "'" + text + "' is not a device (use cpu, cuda or cuda:N)");
 }
 
+namespace {
+
+// The CUDA runtime's own count, looked up at run time: the same code for LibTorch 1.13 and
+// 2.x, and no CUDA header in a CPU build. Null where no CUDA runtime is loaded.
+using GetDeviceCount = int (*)(int*);
+GetDeviceCount cudaGetDeviceCountSymbol() {
+  return reinterpret_cast<GetDeviceCount>(dlsym(RTLD_DEFAULT, "cudaGetDeviceCount"));
+}
+
+}  // namespace
+
+// LibTorch 2.x's hasCUDA() is false on a CUDA build without a GPU; its CUDA runtime is
+// loaded all the same.
+bool cudaBuild() { return at::hasCUDA() || cudaGetDeviceCountSymbol() != nullptr; }
+
+int cudaDeviceCount() {
+  const auto fn = cudaGetDeviceCountSymbol();
+  if (!fn) return static_cast<int>(at::getNumGPUs());
+  int count = 0;
+  return fn(&count) == 0 ? count : 0;
+}
+
 void requireDevice(const DeviceSpec& device, const std::string& where) {
   if (!device.isCuda()) return;
-  if (!at::hasCUDA()) throw InputError(where, "'" + device.str() + "' asked for, but this build of LibTorch has no CUDA");
-  // The CUDA runtime's count, looked up at run time: the same code for LibTorch 1.13 and 2.x.
-  using GetDeviceCount = int (*)(int*);
-  auto* fn = reinterpret_cast<GetDeviceCount>(dlsym(RTLD_DEFAULT, "cudaGetDeviceCount"));
-  int count = 0;
-  if (fn && fn(&count) != 0) count = 0;
-  if (fn && count == 0) throw InputError(where, "'" + device.str() + "' asked for, but no CUDA device is visible");
-  if (fn && device.index >= count)
+  if (!cudaBuild()) throw InputError(where, "'" + device.str() + "' asked for, but this build of LibTorch has no CUDA");
+  const int count = cudaDeviceCount();
+  if (count == 0) throw InputError(where, "'" + device.str() + "' asked for, but no CUDA device is visible");
+  if (device.index >= count)
     throw InputError(where, "'" + device.str() + "' asked for, but this machine has " + std::to_string(count) + " CUDA devices");
 }
 

@@ -4,8 +4,11 @@
 #include <numeric>
 
 #include "posgeom/base/error.h"
+#include "posgeom/runtime/device.h"
+#include "posgeom/runtime/torch_device.h"
 
 #include "anova_fixtures.h"
+#include "test_devices.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -19,22 +22,53 @@ at::Tensor tensorOf(const Sequences& h) {
   return t;
 }
 
+Sequences sequencesOf(const at::Tensor& t) {
+  const auto host = t.to(at::kCPU, at::kDouble).contiguous();
+  Sequences out;
+  for (int64_t c = 0; c < host.size(0); ++c) {
+    Eigen::MatrixXd m(host.size(1), host.size(2));
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+      for (Eigen::Index j = 0; j < m.cols(); ++j) m(i, j) = host[c][i][j].item<double>();
+    out.push_back(m);
+  }
+  return out;
+}
+
+// Layer 1 of h [N, T, d] after `previous` as layer 0, in batches; with `normed`, also the
+// attention inputs of block 0 (which the state keeps beside layer 1).
 anova::LayerStatistics accumulateLayer(const at::Tensor& h, const at::Tensor& previous, const std::vector<int64_t>& windows,
-                                  int64_t batch) {
+                                       int64_t batch, const at::Device& device = at::kCPU,
+                                       const at::Tensor& normed = at::Tensor(), int64_t attention_samples = 0) {
   anova::AccumulatorOptions o;
   o.layers = {1};
   o.skip_first = 1;
-  anova::Accumulator acc(o, h.size(1), h.size(2), at::kCPU);
+  o.attention_inputs = normed.defined();
+  o.caps.attention_samples = attention_samples;
+  anova::Accumulator acc(o, h.size(1), h.size(2), device);
   for (int64_t start = 0; start < h.size(0); start += batch) {
     const int64_t b = std::min(batch, h.size(0) - start);
     std::vector<int64_t> w(windows.begin() + start, windows.begin() + start + b);
     std::vector<std::string> labels;
     for (auto i : w) labels.push_back(i % 2 ? "odd" : "even");
     acc.beginBatch(w, labels);
-    acc.onHidden(0, previous.narrow(0, start, b));
-    acc.onHidden(1, h.narrow(0, start, b));
+    acc.onHidden(0, previous.narrow(0, start, b).to(device));
+    if (normed.defined()) acc.onAttentionInput(0, normed.narrow(0, start, b).to(device));
+    acc.onHidden(1, h.narrow(0, start, b).to(device));
   }
   return acc.statistics().at(0);
+}
+
+// The accumulators on each test device (test_devices.h), against the definitions.
+class AccumulatorOnDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { ASSERT_NO_THROW(runtime::requireDevice(spec(), "test device " + GetParam())); }
+  runtime::DeviceSpec spec() const { return runtime::parseDevice(GetParam()); }
+  at::Device device() const { return runtime::torchDevice(spec()); }
+};
+INSTANTIATE_TEST_SUITE_P(Devices, AccumulatorOnDevice, ::testing::ValuesIn(testDevices()), deviceCaseName);
+
+double relativeError(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
+  return (got - want).cwiseAbs().maxCoeff() / std::max(want.cwiseAbs().maxCoeff(), 1e-300);
 }
 
 TEST(Accumulator, NonFiniteActivationsNameTheirFirstHiddenState) {
@@ -62,22 +96,34 @@ TEST(Accumulator, NonFiniteActivationsNameTheirFirstHiddenState) {
   acc.checkFinite();
 }
 
-TEST(Accumulator, BatchesReduceToTheDirectStatistics) {
-  const auto h = randomSequences(10, 7, 4, 6);
-  const auto t = tensorOf(h);
+// float32 activations, as a pass gives them, against the float64 statistics of the same
+// (float32-rounded) values. On the CPU a batch is reduced in float32 (pairwise, so about
+// 1e-7 relative; float64 there takes ATen's 3-9x slower mixed path); on CUDA the sums are
+// float64 (1e-9), the second moment's block products float32 on every device (1e-6).
+TEST_P(AccumulatorOnDevice, Float32ActivationsReduceToTheFloat64Definition) {
+  const auto h = tensorOf(randomSequences(10, 7, 4, 6)).to(at::kFloat);
+  const auto normed = at::randn({10, 7, 4}, at::kFloat);
   std::vector<int64_t> windows(10);
   std::iota(windows.begin(), windows.end(), 0);
-  const auto s = accumulateLayer(t.to(at::kFloat), at::ones_like(t), windows, 3);
-  const auto direct = directStatistics(h, 1, 1);
+  const auto s = accumulateLayer(h, at::ones_like(h), windows, 3, device(), normed, 4);
+  const auto direct = directStatistics(sequencesOf(h), 1, 1);
+  const double tolerance = spec().isCuda() ? 1e-9 : 1e-6;
   EXPECT_EQ(s.sequences, 10);
-  EXPECT_TRUE(s.position_sum.isApprox(direct.position_sum, 1e-6));
-  EXPECT_TRUE(s.second_moment.isApprox(direct.second_moment, 1e-6));
-  EXPECT_TRUE(s.context_second_moment.isApprox(direct.context_second_moment, 1e-6));
-  EXPECT_TRUE(s.context_means.isApprox(direct.context_means, 1e-6));
-  EXPECT_NEAR(s.norm_sum, direct.norm_sum, 1e-6 * direct.norm_sum);
+  EXPECT_LT(relativeError(s.position_sum, direct.position_sum), tolerance);
+  EXPECT_LT(relativeError(s.second_moment, direct.second_moment), 1e-6);
+  EXPECT_LT(relativeError(s.context_second_moment, direct.context_second_moment), tolerance);
+  EXPECT_LT(relativeError(s.context_means, direct.context_means), tolerance);
+  EXPECT_NEAR(s.norm_sum, direct.norm_sum, tolerance * direct.norm_sum);
   EXPECT_EQ(s.context_labels, direct.context_labels);
   EXPECT_EQ(s.reservoir.rows(), 4 * 6);  // 4 whole sequences of 6 positions
   EXPECT_GT(s.previous_cosine_sum, 0);
+  // The heads' inputs: their sum over windows, and the first 4 windows as they came.
+  Eigen::MatrixXd normed_sum = Eigen::MatrixXd::Zero(7, 4);
+  for (const auto& seq : sequencesOf(normed)) normed_sum += seq;
+  EXPECT_LT(relativeError(s.attention_input_sum, normed_sum), tolerance);
+  const auto kept = sequencesOf(normed.narrow(0, 0, 4));
+  ASSERT_EQ(s.attention_samples.rows(), 4 * 7);
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(s.attention_samples.middleRows(c * 7, 7), kept[static_cast<size_t>(c)]) << c;
 }
 
 TEST(Accumulator, ShardsMergedEqualOneRunTo1e12) {
@@ -101,7 +147,7 @@ TEST(Accumulator, ShardsMergedEqualOneRunTo1e12) {
 
 // What `analyze --resume` relies on: statistics() then restore() into a fresh accumulator
 // continues to exactly (bit for bit) the sums of one accumulator over all batches.
-TEST(Accumulator, RestoredStatisticsContinueBitForBit) {
+TEST_P(AccumulatorOnDevice, RestoredStatisticsContinueBitForBit) {
   const auto t = at::randn({10, 6, 4}, at::kDouble).to(at::kFloat);
   const auto normed = at::randn({10, 6, 4}, at::kFloat);
   anova::AccumulatorOptions o;
@@ -113,16 +159,16 @@ TEST(Accumulator, RestoredStatisticsContinueBitForBit) {
   auto feed = [&](anova::Accumulator& acc, int64_t from, int64_t to) {
     for (int64_t start = from; start < to; start += 2) {
       acc.beginBatch({start, start + 1}, {"a", "b"});
-      acc.onHidden(0, t.narrow(0, start, 2) * 0.5);
-      acc.onAttentionInput(0, normed.narrow(0, start, 2));
-      acc.onHidden(1, t.narrow(0, start, 2));
+      acc.onHidden(0, t.narrow(0, start, 2).to(device()) * 0.5);
+      acc.onAttentionInput(0, normed.narrow(0, start, 2).to(device()));
+      acc.onHidden(1, t.narrow(0, start, 2).to(device()));
     }
   };
-  anova::Accumulator whole(o, 6, 4, at::kCPU);
+  anova::Accumulator whole(o, 6, 4, device());
   feed(whole, 0, 10);
-  anova::Accumulator first(o, 6, 4, at::kCPU);
+  anova::Accumulator first(o, 6, 4, device());
   feed(first, 0, 4);
-  anova::Accumulator second(o, 6, 4, at::kCPU);
+  anova::Accumulator second(o, 6, 4, device());
   second.restore(first.statistics(), "state");
   feed(second, 4, 10);
   const auto a = whole.statistics(), b = second.statistics();
@@ -146,9 +192,9 @@ TEST(Accumulator, RestoredStatisticsContinueBitForBit) {
 
   anova::AccumulatorOptions other = o;
   other.layers = {1};
-  anova::Accumulator wrong(other, 6, 4, at::kCPU);
+  anova::Accumulator wrong(other, 6, 4, device());
   EXPECT_THROW(wrong.restore(first.statistics(), "state"), InputError);
-  anova::Accumulator narrower(o, 5, 4, at::kCPU);
+  anova::Accumulator narrower(o, 5, 4, device());
   EXPECT_THROW(narrower.restore(first.statistics(), "state"), InputError);
 }
 
@@ -172,17 +218,18 @@ TEST(Accumulator, TakingTheStatisticsGivesWhatCopyingThemGives) {
   EXPECT_TRUE(acc.statistics().empty());
 }
 
-TEST(Accumulator, SecondMomentOfFloat32ActivationsKeepsFloat32Precision) {
+// Across several of GramSum's row blocks, with a mean far from zero (where cancellation
+// would show): float32 block products, float64 sums of them, on every device.
+TEST_P(AccumulatorOnDevice, SecondMomentOfFloat32ActivationsKeepsItsPrecision) {
   anova::AccumulatorOptions o;
   o.layers = {0};
-  anova::Accumulator acc(o, 513, 32, at::kCPU);
-  const auto h = at::randn({2, 513, 32}) + 3.0;  // a mean far from zero: cancellation would show
+  anova::Accumulator acc(o, 513, 32, device());
+  const auto h = at::randn({2, 513, 32}) + 3.0;
   acc.beginBatch({0, 1}, {"", ""});
-  acc.onHidden(0, h);
+  acc.onHidden(0, h.to(device()));
   const auto x = h.narrow(1, 1, 512).reshape({-1, 32}).to(at::kDouble);
   const auto exact = anova::toEigen(at::mm(x.t(), x));
-  const auto got = acc.statistics().at(0).second_moment;
-  EXPECT_LT((got - exact).cwiseAbs().maxCoeff() / exact.cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_LT(relativeError(acc.statistics().at(0).second_moment, exact), 1e-6);
 }
 
 }  // namespace

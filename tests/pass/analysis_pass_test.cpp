@@ -7,6 +7,8 @@
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/model/random_checkpoint.h"
+#include "posgeom/runtime/torch_device.h"
+#include "test_devices.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -25,8 +27,9 @@ fs::path smallModel(const ScratchDir& s, int64_t width = 32) {
   return s / ("m" + std::to_string(width));
 }
 
-pass::PassPlan planFor(const fs::path& dir, bool heads = false) {
+pass::PassPlan planFor(const fs::path& dir, bool heads = false, const std::string& device = "cpu") {
   pass::AnalyzeOptions o;
+  o.device = runtime::parseDevice(device);
   o.seq_len = 12;
   o.report.screenot_k = 2;
   o.heads = heads;
@@ -55,24 +58,33 @@ void expectSameStatistics(const std::vector<anova::LayerStatistics>& a, const st
   }
 }
 
+class AnalysisPassOnDevice : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Devices, AnalysisPassOnDevice, ::testing::ValuesIn(testDevices()), deviceCaseName);
+
 // The pass's batch is the sequence written out by hand: windows identified, the forward
-// pass observed by the accumulators as the plan configures them, NaN/Inf checked.
-TEST(AnalysisPass, ABatchIsTheForwardPassObservedByThePlansAccumulators) {
+// pass on the plan's device observed by the accumulators as the plan configures them,
+// NaN/Inf checked.
+TEST_P(AnalysisPassOnDevice, ABatchIsTheForwardPassObservedByThePlansAccumulators) {
   ScratchDir s;
   const auto dir = smallModel(s);
+  const auto device = runtime::parseDevice(GetParam());
   for (const bool heads : {false, true}) {
-    const auto plan = planFor(dir, heads);
+    const auto plan = planFor(dir, heads, GetParam());
+    ASSERT_EQ(plan.pass.device, device);
     pass::AnalysisPass analysis(plan, pass::loadPassModel(plan));
-    const auto loaded = model::loadModel(dir, model::Numerics::parse("float32", "cpu"));
-    anova::Accumulator by_hand(plan.pass.accumulator, 12, 32, at::kCPU);
+    const auto loaded = model::loadModel(dir, model::Numerics::parse("float32", GetParam()));
+    anova::Accumulator by_hand(plan.pass.accumulator, 12, 32, runtime::torchDevice(device));
     for (int64_t start : {0, 3}) {
       auto batch = batchOf(3, 12, start);
       const auto seconds = analysis.run(batch);
       EXPECT_GT(seconds.total, 0);
-      EXPECT_GT(seconds.accumulating, 0);  // timed on the CPU
+      if (!device.isCuda()) {
+        EXPECT_GT(seconds.accumulating, 0);  // timed on the CPU only: a GPU queues
+      }
       EXPECT_LT(seconds.accumulating, seconds.total);
       model::ForwardRequest request;
-      request.ids = at::from_blob(batch.ids.data(), {3, 12}, at::TensorOptions().dtype(at::kInt)).to(at::kLong);
+      request.ids = at::from_blob(batch.ids.data(), {3, 12}, at::TensorOptions().dtype(at::kInt))
+                        .to(runtime::torchDevice(device), at::kLong);
       request.last_layer = plan.pass.last_layer;
       request.observer = &by_hand;
       by_hand.beginBatch(batch.indices, batch.labels);

@@ -5,6 +5,7 @@
 #include "posgeom/io/safetensors.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/model/load/weights.h"
+#include "test_devices.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -57,26 +58,27 @@ std::vector<GoldenComparison> compareWithGolden(const std::string& model_name, c
 }
 
 void expectMatchesGolden(const std::string& model_name, const std::string& golden_name, const std::string& dtype,
-                         bool causal, double rel_tol) {
-  const auto comparisons = compareWithGolden(model_name, golden_name, model::Numerics::parse(dtype, "cpu"), causal);
+                         const std::string& device, bool causal, double rel_tol) {
+  const auto comparisons = compareWithGolden(model_name, golden_name, model::Numerics::parse(dtype, device), causal);
   ASSERT_FALSE(comparisons.empty());
   for (const auto& c : comparisons) {
     EXPECT_TRUE(c.produced) << golden_name << ": " << c.tensor << " not produced";
     EXPECT_LE(c.max_abs_error, rel_tol * (1.0 + c.max_abs_golden))
-        << golden_name << " " << c.tensor << " in " << dtype << ": max |error| " << c.max_abs_error;
+        << golden_name << " " << c.tensor << " in " << dtype << " on " << device << ": max |error| " << c.max_abs_error;
   }
 }
 
-void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.golden << " in " << c.dtype; }
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.golden << " in " << c.dtype << " on " << c.device; }
 
 std::vector<GoldenCase> goldenCases(const std::string& model, const std::string& golden, bool causal) {
   std::vector<GoldenCase> out;
-  for (const char* dtype : {"float32", "bfloat16", "float16"}) out.push_back({model, golden, causal, dtype});
+  for (const auto& device : testDevices())
+    for (const char* dtype : {"float32", "bfloat16", "float16"}) out.push_back({model, golden, causal, dtype, device});
   return out;
 }
 
 std::string goldenCaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
-  std::string n = info.param.golden + "_" + info.param.dtype;
+  std::string n = info.param.golden + "_" + info.param.dtype + (info.param.device == "cpu" ? "" : "_" + info.param.device);
   for (auto& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
@@ -88,7 +90,7 @@ TEST_P(GoldenParity, MatchesTheFloat64Reference) {
   const double tolerance = c.dtype == "float32" ? kFloat32Tolerance
                            : c.dtype == "bfloat16" ? kBFloat16Tolerance
                                                    : kFloat16Tolerance;
-  expectMatchesGolden(c.model, c.golden, c.dtype, c.causal, tolerance);
+  expectMatchesGolden(c.model, c.golden, c.dtype, c.device, c.causal, tolerance);
 }
 
 }  // namespace posgeom::testing

@@ -21,9 +21,9 @@ struct GoldenComparison {
 std::vector<GoldenComparison> compareWithGolden(const std::string& model, const std::string& golden,
                                                 const model::Numerics& numerics, bool causal);
 
-// Every golden tensor produced and within rel_tol * (1 + max|golden|).
-void expectMatchesGolden(const std::string& model, const std::string& golden, const std::string& dtype, bool causal,
-                         double rel_tol);
+// Every golden tensor produced on `device` and within rel_tol * (1 + max|golden|).
+void expectMatchesGolden(const std::string& model, const std::string& golden, const std::string& dtype,
+                         const std::string& device, bool causal, double rel_tol);
 
 // Relative to 1 + max|golden|. float32 is the acceptance floor (worst measured 1.3e-6).
 // The reduced precisions were measured on all fixtures (worst: bfloat16 0.042 and
@@ -32,17 +32,19 @@ constexpr double kFloat32Tolerance = 1e-4;
 constexpr double kBFloat16Tolerance = 0.1;
 constexpr double kFloat16Tolerance = 0.015;
 
-// One parity check per (fixture, compute dtype): each architecture's test file
-// instantiates GoldenParity with its fixtures through goldenCases().
+// One parity check per (fixture, compute dtype, device): each architecture's test file
+// instantiates GoldenParity with its fixtures through goldenCases(). The tolerances are
+// the CPU's on every device: the GPU's own rounding is to be measured there first.
 struct GoldenCase {
   std::string model;
   std::string golden;
   bool causal = false;
   std::string dtype;
+  std::string device = "cpu";
 };
 void PrintTo(const GoldenCase& c, std::ostream* os);
 class GoldenParity : public ::testing::TestWithParam<GoldenCase> {};
-// The fixture under float32, bfloat16 and float16.
+// The fixture under float32, bfloat16 and float16, on each of testDevices().
 std::vector<GoldenCase> goldenCases(const std::string& model, const std::string& golden, bool causal = false);
 std::string goldenCaseName(const ::testing::TestParamInfo<GoldenCase>& info);
 

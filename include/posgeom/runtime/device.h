@@ -30,5 +30,9 @@ struct DeviceSpec {
 DeviceSpec parseDevice(const std::string& text, const std::string& where = "--device");
 // Throws InputError when this LibTorch has no CUDA or the machine not the device asked for.
 void requireDevice(const DeviceSpec& device, const std::string& where = "--device");
+// Whether this LibTorch was built with CUDA (whether or not a GPU is there), and how many
+// CUDA devices this process sees (0 on a CPU LibTorch or a machine without a GPU).
+bool cudaBuild();
+int cudaDeviceCount();
 
 }  // namespace posgeom::runtime
