@@ -12,7 +12,7 @@ void addBenchCommand(CLI::App& app, std::vector<Command>& commands) {
   auto* sub = app.add_subcommand(
       "bench", "measure the forward pass and analyze against the machine's matrix-multiply throughput");
   sub->add_option("--shape", job->shapes,
-                  "random models to write and measure: gpt2-small, llama-small, llama-1b "
+                  "random models to write and measure: gpt2-small, llama-small, llama-1b, llama2-7b, llama2-7b-2l "
                   "(default gpt2-small and llama-small; llama-1b instead on CUDA)")
       ->delimiter(',');
   sub->add_option("--model", job->models, "measure these checkpoints instead of random shapes")->delimiter(',');

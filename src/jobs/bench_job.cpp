@@ -294,6 +294,7 @@ const std::vector<BenchShape>& benchShapes() {
       {"llama-small", shapeSpec("llama", 12, 768, 12, 4, 2048, 32000, 2048)},
       {"llama-1b", shapeSpec("llama", 22, 2048, 32, 4, 5632, 32000, 2048)},
       {"llama2-7b-2l", shapeSpec("llama", 2, 4096, 32, 32, 11008, 32000, 4096)},
+      {"llama2-7b", shapeSpec("llama", 32, 4096, 32, 32, 11008, 32000, 4096)},
   };
   return shapes;
 }

@@ -1,5 +1,7 @@
 #include "posgeom/jobs/bench_job.h"
 
+#include <algorithm>
+
 #include "posgeom/base/error.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/flops.h"
@@ -122,6 +124,17 @@ TEST(BenchJob, ShapesAreThePublishedOnes) {
   EXPECT_EQ(tiny_llama.spec.hidden_size, 2048);
   EXPECT_EQ(tiny_llama.spec.kv_heads, 4);
   EXPECT_EQ(tiny_llama.spec.intermediate_size, 5632);
+  // Llama-2-7B as its config gives it, and its first two blocks.
+  for (const auto& [name, layers] : {std::pair<std::string, int64_t>{"llama2-7b", 32}, {"llama2-7b-2l", 2}}) {
+    const auto it = std::find_if(shapes.begin(), shapes.end(), [&](const auto& s) { return s.name == name; });
+    ASSERT_NE(it, shapes.end()) << name;
+    EXPECT_EQ(it->spec.layers, layers);
+    EXPECT_EQ(it->spec.hidden_size, 4096);
+    EXPECT_EQ(it->spec.heads, 32);
+    EXPECT_EQ(it->spec.kv_heads, 32);
+    EXPECT_EQ(it->spec.intermediate_size, 11008);
+    EXPECT_EQ(it->spec.vocab_size, 32000);
+  }
 }
 
 }  // namespace

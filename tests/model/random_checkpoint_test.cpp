@@ -1,7 +1,9 @@
 #include "posgeom/model/random_checkpoint.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
 #include "posgeom/model/load/loader.h"
+#include "posgeom/model/load/weights.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -45,6 +47,31 @@ TEST(RandomCheckpoint, SameSeedSameBytesOtherSeedOtherBytes) {
   model::writeRandomCheckpoint(spec, s / "c");
   EXPECT_EQ(readFile(s / "a/model.safetensors"), readFile(s / "b/model.safetensors"));
   EXPECT_NE(readFile(s / "a/model.safetensors"), readFile(s / "c/model.safetensors"));
+}
+
+// Above 2^26 parameters each tensor is drawn from its own seed, in parallel chunks: still
+// the same bytes for the same seed, normal with the asked spread, and no two tensors alike.
+TEST(RandomCheckpoint, LargeCheckpointsAreDrawnInParallelAndStillReproducible) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 1;
+  spec.hidden_size = 32;
+  spec.heads = 2;
+  spec.vocab_size = (int64_t{1} << 26) / 32 + 1000;  // the embedding alone passes the bound
+  spec.init_std = 0.5;
+  model::writeRandomCheckpoint(spec, s / "a");
+  model::writeRandomCheckpoint(spec, s / "b");
+  EXPECT_EQ(readFile(s / "a/model.safetensors"), readFile(s / "b/model.safetensors"));
+  const auto file = io::SafetensorsFile::open(s / "a/model.safetensors");
+  auto tensor = [&](const std::string& name) { return model::tensorFromView(file.get(name)).to(at::kDouble); };
+  const auto embedding = tensor("wte.weight");
+  EXPECT_NEAR(embedding.std().item<double>(), 0.5, 0.001);
+  EXPECT_NEAR(embedding.mean().item<double>(), 0.0, 0.001);
+  // Chunks of 2^22 values each from their own generator: neighbouring chunks differ.
+  const auto flat = embedding.reshape({-1});
+  EXPECT_FALSE(at::equal(flat.narrow(0, 0, 1000), flat.narrow(0, int64_t{1} << 22, 1000)));
+  EXPECT_FALSE(at::equal(tensor("h.0.attn.c_attn.weight").reshape({-1}).narrow(0, 0, 1000),
+                         tensor("h.0.mlp.c_fc.weight").reshape({-1}).narrow(0, 0, 1000)));
 }
 
 TEST(RandomCheckpoint, RejectsImpossibleShapes) {

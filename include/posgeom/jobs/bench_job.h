@@ -23,8 +23,9 @@ struct BenchShape {
   model::RandomCheckpointSpec spec;
 };
 // gpt2-small (12 x 768, 12 heads), llama-small (12 x 768, 12 query / 4 key heads, SwiGLU 2048),
-// llama-1b (TinyLlama-1.1B: 22 x 2048, 32 / 4 heads, SwiGLU 5632), llama2-7b-2l (two blocks
-// of Llama-2-7B: 4096 wide, 32 heads, SwiGLU 11008, for the end stages at the paper's width).
+// llama-1b (TinyLlama-1.1B: 22 x 2048, 32 / 4 heads, SwiGLU 5632), llama2-7b (Llama-2-7B:
+// 32 x 4096, 32 heads, SwiGLU 11008; for a GPU) and llama2-7b-2l (its first two blocks, for
+// the end stages at the paper's width on a CPU).
 const std::vector<BenchShape>& benchShapes();
 
 struct BenchJob {
