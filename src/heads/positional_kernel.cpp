@@ -7,7 +7,7 @@ namespace posgeom::heads {
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& s) {
   const Eigen::Index t = means.rows();
   const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, s.rope_theta);  // [T, dh]
-  const Eigen::MatrixXd k = detail::project(means, head.wk, nullptr, s.rope_theta);
+  const Eigen::MatrixXd k = detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr, s.rope_theta);
   const Eigen::MatrixXd logits = q * k.transpose();
   Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t);
   for (Eigen::Index n = s.skip; n < t; ++n) {

@@ -137,6 +137,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   // contiguous column segment.
   Eigen::MatrixXd q_pos = p.q_means, k_pos = p.k_means;  // [T, dh]
   q_pos.rowwise() += head.bq.transpose();
+  if (head.bk.size() > 0) k_pos.rowwise() += head.bk.transpose();  // positional, as the query bias
   detail::rotate(q_pos, s.rope_theta);
   detail::rotate(k_pos, s.rope_theta);
   Eigen::MatrixXd pos_pos(t, t);

@@ -8,7 +8,7 @@ namespace posgeom::model {
 // The one list of architectures (alphabetical by model_type).
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {bertArchitecture(), bloomArchitecture(), gpt2Architecture(),
-                                                 llamaArchitecture()};
+                                                 llamaArchitecture(), qwen2Architecture()};
   return list;
 }
 

@@ -54,7 +54,9 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     block.samples = layer.attention_samples;
     const auto maps = model.queryKeyMaps(block_index);
     for (int64_t h = 0; h < config.num_heads; ++h) {
-      block.maps.push_back({anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h])});
+      // The key bias only where keys rotate: elsewhere it cancels in the softmax (HeadMaps).
+      const Eigen::VectorXd bk = positions.rope_theta > 0 ? Eigen::VectorXd(anova::toEigen(maps.bk[h])) : Eigen::VectorXd();
+      block.maps.push_back({anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h]), bk});
       heads::KernelSettings k;
       k.causal = causal;
       if (!positions.alibi_slopes.empty()) k.alibi_slope = positions.alibi_slopes.at(static_cast<size_t>(h));

@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
                         c["model_type"] = "falcon";
                         writeFile(d / "config.json", c.dump());
                       },
-                      "config.json", "supported: bert, bloom, gpt2, llama"}),
+                      "config.json", "supported: bert, bloom, gpt2, llama, qwen2"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(Cli, BadIdsFileIsABadInput) {

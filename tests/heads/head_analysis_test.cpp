@@ -18,7 +18,7 @@ BlockHeads fourHeads(int t, int d, int samples) {
   b.samples = Eigen::MatrixXd(samples * t, d);
   for (int c = 0; c < samples; ++c) b.samples.middleRows(c * t, t) = b.means + 0.3 * Eigen::MatrixXd::Random(t, d);
   for (int h = 0; h < 4; ++h) {
-    HeadMaps m{Eigen::MatrixXd::Random(4, d), Eigen::VectorXd::Random(4), Eigen::MatrixXd::Random(4, d)};
+    HeadMaps m{Eigen::MatrixXd::Random(4, d), Eigen::VectorXd::Random(4), Eigen::MatrixXd::Random(4, d), {}};
     KernelSettings k;
     if (h == 0) m.wq.setZero(), m.bq.setZero();
     if (h == 1) m.wq.setZero(), m.bq.setZero(), k.alibi_slope = 3.0;

@@ -8,7 +8,7 @@ namespace posgeom::testing {
 namespace {
 using namespace posgeom::heads;
 
-HeadMaps zeroHead(int dh, int d) { return {Eigen::MatrixXd::Zero(dh, d), Eigen::VectorXd::Zero(dh), Eigen::MatrixXd::Zero(dh, d)}; }
+HeadMaps zeroHead(int dh, int d) { return {Eigen::MatrixXd::Zero(dh, d), Eigen::VectorXd::Zero(dh), Eigen::MatrixXd::Zero(dh, d), {}}; }
 
 TEST(PositionalKernel, ZeroQueryGivesTheUniformKernel) {
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(20, 6);
@@ -53,7 +53,7 @@ TEST(PositionalKernel, RopeWithConstantKeysFollowsTheRotation) {
   // through the rotation, q R(n)^T... = q . R(i - n) k.
   const int d = 4, t = 12;
   Eigen::MatrixXd means = Eigen::MatrixXd::Ones(t, d);
-  HeadMaps head{Eigen::MatrixXd::Identity(d, d), Eigen::VectorXd::Zero(d), Eigen::MatrixXd::Identity(d, d)};
+  HeadMaps head{Eigen::MatrixXd::Identity(d, d), Eigen::VectorXd::Zero(d), Eigen::MatrixXd::Identity(d, d), {}};
   KernelSettings s;
   s.skip = 0;
   s.rope_theta = 10.0;

@@ -26,7 +26,7 @@ TEST(QkSubspace, PlantedRankTwoPositionsAreFound) {
 TEST(QkSubspace, EnergyInsideOutsideAndAtRandom) {
   const int d = 16, dh = 4;
   const Eigen::MatrixXd u = Eigen::MatrixXd::Identity(d, d).leftCols(3);
-  HeadMaps inside{Eigen::MatrixXd::Zero(dh, d), Eigen::VectorXd::Zero(dh), Eigen::MatrixXd::Zero(dh, d)};
+  HeadMaps inside{Eigen::MatrixXd::Zero(dh, d), Eigen::VectorXd::Zero(dh), Eigen::MatrixXd::Zero(dh, d), {}};
   inside.wq.leftCols(3) = Eigen::MatrixXd::Random(dh, 3);
   inside.wk.leftCols(3) = Eigen::MatrixXd::Random(dh, 3);
   EXPECT_NEAR(positionalEnergyShare(inside, u), 1.0, 1e-12);
@@ -38,7 +38,7 @@ TEST(QkSubspace, EnergyInsideOutsideAndAtRandom) {
   double mean = 0;
   const int trials = 200;
   for (int i = 0; i < trials; ++i) {
-    const HeadMaps random{Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Zero(dh), Eigen::MatrixXd::Random(dh, d)};
+    const HeadMaps random{Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Zero(dh), Eigen::MatrixXd::Random(dh, d), {}};
     mean += positionalEnergyShare(random, u) / trials;
   }
   EXPECT_NEAR(mean, 9.0 / 256.0, 0.01);

@@ -11,7 +11,7 @@ namespace posgeom::testing {
 namespace {
 using namespace posgeom::heads;
 
-HeadMaps randomHead(int dh, int d) { return {Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Random(dh), Eigen::MatrixXd::Random(dh, d)}; }
+HeadMaps randomHead(int dh, int d) { return {Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Random(dh), Eigen::MatrixXd::Random(dh, d), {}}; }
 
 Eigen::MatrixXd stack(const std::vector<Eigen::MatrixXd>& sequences) {
   Eigen::MatrixXd out(static_cast<Eigen::Index>(sequences.size()) * sequences[0].rows(), sequences[0].cols());

@@ -19,17 +19,18 @@ namespace posgeom::testing {
 namespace {
 namespace fs = std::filesystem;
 
-// Runs --heads on random tokens and returns the report directory.
+// Runs --heads on random tokens and returns the report directory; `model` names a
+// ../shared fixture, or a directory.
 fs::path headsReport(const ScratchDir& s, const std::string& model, const std::string& query = "sampled") {
   pass::AnalyzeOptions job;
   job.kernel_query = heads::parseQueryMode(query);
-  job.model = (sharedDir() / "fixtures/models" / model).string();
+  job.model = fs::is_directory(model) ? model : (sharedDir() / "fixtures/models" / model).string();
   job.corpus.path = "random";
   job.num_seqs = 12;
   job.seq_len = 24;
   job.heads = true;
   job.report.screenot_k = 3;
-  job.out = s / (model + "-" + query);
+  job.out = s / (fs::path(model).filename().string() + "-" + query);
   jobs::runAnalyzeJob(job);
   return job.out;
 }
@@ -229,34 +230,56 @@ TEST(Heads, BloomSampledQueriesAndQkSplitByHand) {
   }
 }
 
-TEST(Heads, LlamaRotationsAndKeyHeadsByHand) {
-  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
-  ScratchDir s;
-  const auto report = headsReport(s, "tiny-llama", "mean");
+// The mean-query kernel of block 0's rotary heads, from the weights and the saved means:
+// q and k (with their biases, if any) rotated to their own positions, HF rotate_half with
+// theta 10000, query heads sharing key heads in groups.
+void expectRotaryKernelsByHand(const fs::path& report, const io::SafetensorsFile& f, const std::string& prefix,
+                               Eigen::Index heads, Eigen::Index kv_heads, Eigen::Index dh, bool biases) {
   const Eigen::MatrixXd p = blockMeans(report);
-  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-llama/model-00001-of-00002.safetensors");
-  const Eigen::MatrixXd wq_all = weightMatrix(f, "model.layers.0.self_attn.q_proj.weight");  // [8*8, 64]
-  const Eigen::MatrixXd wk_all = weightMatrix(f, "model.layers.0.self_attn.k_proj.weight");  // [4*8, 64]
+  const Eigen::MatrixXd wq_all = weightMatrix(f, prefix + "q_proj.weight");  // [heads * dh, d]
+  const Eigen::MatrixXd wk_all = weightMatrix(f, prefix + "k_proj.weight");  // [kv_heads * dh, d]
+  const Eigen::VectorXd bq_all = biases ? Eigen::VectorXd(weightMatrix(f, prefix + "q_proj.bias")) : Eigen::VectorXd::Zero(heads * dh);
+  const Eigen::VectorXd bk_all = biases ? Eigen::VectorXd(weightMatrix(f, prefix + "k_proj.bias")) : Eigen::VectorXd::Zero(kv_heads * dh);
   const Eigen::MatrixXd kernels = readCsv(report / "kernel_B0.csv");
-  const Eigen::Index n = 23, dh = 8, skip = 5;
-  auto rotate = [&](Eigen::VectorXd x, Eigen::Index pos) {  // HF rotate_half, theta 10000
+  const Eigen::Index n = 23, skip = 5, group = heads / kv_heads;
+  auto rotate = [&](Eigen::VectorXd x, Eigen::Index pos) {
     Eigen::VectorXd out(dh);
     for (Eigen::Index j = 0; j < dh / 2; ++j) {
-      const double a = static_cast<double>(pos) * std::pow(10000.0, -2.0 * static_cast<double>(j) / dh);
+      const double a = static_cast<double>(pos) * std::pow(10000.0, -2.0 * static_cast<double>(j) / static_cast<double>(dh));
       out[j] = x[j] * std::cos(a) - x[j + dh / 2] * std::sin(a);
       out[j + dh / 2] = x[j + dh / 2] * std::cos(a) + x[j] * std::sin(a);
     }
     return out;
   };
-  for (int h = 0; h < 8; ++h) {
-    const int kv = h / 2;  // 8 query heads share 4 key heads in pairs
-    const Eigen::VectorXd q = rotate(wq_all.middleRows(h * dh, dh) * p.row(n).transpose(), n);
+  for (Eigen::Index h = 0; h < heads; ++h) {
+    const Eigen::Index kv = h / group;
+    const Eigen::VectorXd q = rotate(wq_all.middleRows(h * dh, dh) * p.row(n).transpose() + bq_all.segment(h * dh, dh), n);
     Eigen::VectorXd logits(n - skip + 1);
     for (Eigen::Index i = skip; i <= n; ++i)
-      logits[i - skip] = q.dot(rotate(wk_all.middleRows(kv * dh, dh) * p.row(i).transpose(), i)) / std::sqrt(8.0);
+      logits[i - skip] =
+          q.dot(rotate(wk_all.middleRows(kv * dh, dh) * p.row(i).transpose() + bk_all.segment(kv * dh, dh), i)) /
+          std::sqrt(static_cast<double>(dh));
     const Eigen::VectorXd expected = softmaxRow(logits);
     for (Eigen::Index i = skip; i <= n; ++i) EXPECT_NEAR(kernels(h, i), expected[i - skip], 1e-6) << "head " << h;
   }
+}
+
+TEST(Heads, LlamaRotationsAndKeyHeadsByHand) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  ScratchDir s;
+  const auto report = headsReport(s, "tiny-llama", "mean");
+  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-llama/model-00001-of-00002.safetensors");
+  expectRotaryKernelsByHand(report, f, "model.layers.0.self_attn.", 8, 4, 8, false);
+}
+
+// Qwen2's key bias turns with its key's position: it is in the kernel, unlike an
+// unrotated key bias (which cancels in the softmax).
+TEST(Heads, Qwen2RotatedKeyBiasByHand) {
+  ScratchDir s;
+  const auto dir = hfFixtureDir("hf-qwen2");
+  const auto report = headsReport(s, dir.string(), "mean");
+  const auto f = io::SafetensorsFile::open(dir / "model.safetensors");
+  expectRotaryKernelsByHand(report, f, "model.layers.0.self_attn.", 4, 2, 12, true);
 }
 
 }  // namespace

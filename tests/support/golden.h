@@ -2,6 +2,7 @@
 // Runs a fixture model on its golden input_ids and compares with the float64 reference.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -20,10 +21,11 @@ struct GoldenComparison {
 // `model` names ../shared/fixtures/models/<model>, `golden` ../shared/fixtures/golden/<golden>.safetensors.
 std::vector<GoldenComparison> compareWithGolden(const std::string& model, const std::string& golden,
                                                 const model::Numerics& numerics, bool causal);
+// The same for a model directory and a golden file given as paths.
+std::vector<GoldenComparison> compareWithGoldenFile(const std::filesystem::path& model_dir,
+                                                    const std::filesystem::path& golden, const model::Numerics& numerics,
+                                                    bool causal);
 
-// Every golden tensor produced on `device` and within rel_tol * (1 + max|golden|).
-void expectMatchesGolden(const std::string& model, const std::string& golden, const std::string& dtype,
-                         const std::string& device, bool causal, double rel_tol);
 
 // Relative to 1 + max|golden|. float32 is the acceptance floor (worst measured 1.3e-6).
 // The reduced precisions were measured on all fixtures (worst: bfloat16 0.042 and
@@ -41,11 +43,14 @@ struct GoldenCase {
   bool causal = false;
   std::string dtype;
   std::string device = "cpu";
+  bool hf = false;  // model and golden are hfFixtureDir(model)'s, not ../shared's
 };
 void PrintTo(const GoldenCase& c, std::ostream* os);
 class GoldenParity : public ::testing::TestWithParam<GoldenCase> {};
 // The fixture under float32, bfloat16 and float16, on each of testDevices().
 std::vector<GoldenCase> goldenCases(const std::string& model, const std::string& golden, bool causal = false);
+// The same for a Hugging Face fixture.
+std::vector<GoldenCase> hfGoldenCases(const std::string& name);
 std::string goldenCaseName(const ::testing::TestParamInfo<GoldenCase>& info);
 
 }  // namespace posgeom::testing

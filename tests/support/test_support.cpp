@@ -14,6 +14,8 @@
 namespace posgeom::testing {
 namespace fs = std::filesystem;
 
+fs::path hfFixtureDir(const std::string& name) { return fs::path(POSGEOM_SOURCE_DIR) / "tests" / "fixtures" / "hf" / name; }
+
 fs::path sharedDir() {
   if (const char* env = std::getenv("POSGEOM_SHARED"); env && *env) return fs::path(env);
   const fs::path beside = fs::path(POSGEOM_SOURCE_DIR).parent_path() / "shared";

@@ -14,6 +14,9 @@ namespace posgeom::testing {
 
 // ../shared beside the checkout, or $POSGEOM_SHARED. Empty when absent.
 std::filesystem::path sharedDir();
+// Hugging Face transformers' own fixtures (tools/hf-goldens), committed with the tests:
+// tests/fixtures/hf/<name>/ holds the model and golden.safetensors, computed in float64.
+std::filesystem::path hfFixtureDir(const std::string& name);
 bool runningInCi();
 
 // A fresh directory removed when the object goes out of scope.

@@ -9,7 +9,11 @@ namespace posgeom::heads {
 struct HeadMaps {
   Eigen::MatrixXd wq;  // [dh, d]
   Eigen::VectorXd bq;  // [dh]
-  Eigen::MatrixXd wk;  // [dh, d]; the key bias is left out (k0)
+  Eigen::MatrixXd wk;  // [dh, d]
+  // [dh] or empty (zero). Unrotated, a key bias adds q . b_k to every key's logit alike and
+  // cancels in the softmax, so it is left out (k0); under RoPE it turns with its key's
+  // position and does not: the heads stage gives it for rotary heads only (Qwen2).
+  Eigen::VectorXd bk;
 };
 
 struct KernelSettings {

@@ -13,6 +13,7 @@ Architecture bertArchitecture();
 Architecture bloomArchitecture();
 Architecture gpt2Architecture();
 Architecture llamaArchitecture();
+Architecture qwen2Architecture();
 
 // What a family's own models have where a shape leaves it open.
 struct ShapeDefaults {

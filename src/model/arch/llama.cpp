@@ -1,160 +1,31 @@
-// Llama / Llama-2: RoPE (Hugging Face rotate_half convention), RMSNorm, SwiGLU MLP,
-// grouped-query attention, no biases, LM head untied unless tie_word_embeddings.
-#include "posgeom/base/error.h"
-#include "architectures.h"
-#include "posgeom/model/model.h"
-#include "posgeom/model/ops.h"
-#include "posgeom/model/tensor_specs.h"
-#include "posgeom/model/load/weights.h"
+// Llama / Llama-2 (and Llama-3 checkpoints without rope scaling): the Llama-style decoder
+// (llama_style.h) with no biases.
+#include "llama_style.h"
 
 namespace posgeom::model {
 namespace {
 
-std::string layer(int64_t i) { return "layers." + std::to_string(i) + "."; }
+const llama_style::LlamaStyle& style() {
+  static const llama_style::LlamaStyle s{"llama", "LlamaForCausalLM", /*qkv_bias=*/false};
+  return s;
+}
 
 ModelConfig parseConfig(const io::JsonConfig& c) {
-  ModelConfig m;
-  m.vocab_size = c.requirePositiveInt({"vocab_size"});
-  m.hidden_size = c.requirePositiveInt({"hidden_size"});
-  m.num_layers = c.requirePositiveInt({"num_hidden_layers"});
-  m.num_heads = c.requirePositiveInt({"num_attention_heads"});
-  m.num_kv_heads = c.positiveInt({"num_key_value_heads"}, m.num_heads);
-  m.intermediate_size = c.requirePositiveInt({"intermediate_size"});
-  m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
-  m.norm_eps = c.number({"rms_norm_eps"}, 1e-6);
-  m.rope_theta = c.number({"rope_theta"}, 10000.0);
-  m.activation = c.string({"hidden_act"}, "silu");
-  if (!ops::isKnownActivation(m.activation)) c.fail("unsupported hidden_act '" + m.activation + "'");
-  m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, false);
-  if (c.json().contains("rope_scaling") && !c.json()["rope_scaling"].is_null())
-    c.fail("rope_scaling is not supported (Llama-2 checkpoints have none)");
-  if (c.json().contains("head_dim") && c.json()["head_dim"].is_number_integer() &&
-      c.json()["head_dim"].get<int64_t>() * m.num_heads != m.hidden_size)
-    c.fail("head_dim x num_attention_heads must equal hidden_size");
   if (c.boolean({"attention_bias"}, false)) c.fail("attention_bias = true is not supported");
-  m.positions = PositionScheme::kRope;
-  return m;
+  return llama_style::parseConfig(c);
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
-  return {{"architectures", {"LlamaForCausalLM"}},
-          {"model_type", "llama"},
-          {"vocab_size", m.vocab_size},
-          {"hidden_size", m.hidden_size},
-          {"num_hidden_layers", m.num_layers},
-          {"num_attention_heads", m.num_heads},
-          {"num_key_value_heads", m.num_kv_heads},
-          {"intermediate_size", m.intermediate_size},
-          {"hidden_act", m.activation},
-          {"rms_norm_eps", m.norm_eps},
-          {"rope_theta", m.rope_theta},
-          {"max_position_embeddings", m.max_positions},
-          {"tie_word_embeddings", m.tie_word_embeddings},
-          {"torch_dtype", "float32"}};
-}
-
-std::vector<TensorSpec> tensors(const ModelConfig& m) {
-  const int64_t d = m.hidden_size, f = m.intermediate_size, kv = m.num_kv_heads * m.headDim();
-  TensorSpecs s;
-  s.table("embed_tokens.weight", {m.vocab_size, d});
-  for (int64_t i = 0; i < m.num_layers; ++i) {
-    const auto l = layer(i);
-    s.norm(l + "input_layernorm", d, /*with_bias=*/false)
-        .weight(l + "self_attn.q_proj.weight", {d, d})
-        .weight(l + "self_attn.k_proj.weight", {kv, d})
-        .weight(l + "self_attn.v_proj.weight", {kv, d})
-        .weight(l + "self_attn.o_proj.weight", {d, d})
-        .norm(l + "post_attention_layernorm", d, /*with_bias=*/false)
-        .weight(l + "mlp.gate_proj.weight", {f, d})
-        .weight(l + "mlp.up_proj.weight", {f, d})
-        .weight(l + "mlp.down_proj.weight", {d, f});
-  }
-  s.norm("norm", d, /*with_bias=*/false);
-  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
-  return s.take();
-}
-
-class LlamaModel final : public Model {
+class LlamaModel final : public llama_style::DecoderModel {
  public:
-  LlamaModel(const ModelConfig& config, const Weights& w, const Numerics& num) : Model(config, num) {
-    embed_ = w.get("embed_tokens.weight");
-    norm_ = w.get("norm.weight");
-    lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : embed_;
-    for (int64_t i = 0; i < config.num_layers; ++i) {
-      const auto l = layer(i);
-      auto g = [&](const std::string& name) { return w.get(l + name); };
-      layers_.push_back({g("input_layernorm.weight"), g("self_attn.q_proj.weight"), g("self_attn.k_proj.weight"),
-                         g("self_attn.v_proj.weight"), g("self_attn.o_proj.weight"),
-                         g("post_attention_layernorm.weight"), g("mlp.gate_proj.weight"), g("mlp.up_proj.weight"),
-                         g("mlp.down_proj.weight")});
-    }
-  }
-
-  ForwardOutputs forward(const ForwardRequest& r) const override {
-    const auto& c = config();
-    const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
-    const auto rope = ops::rotaryTables(ids.size(1), c.headDim(), c.rope_theta, num);
-    auto x = at::embedding(embed_, ids);
-    emitHidden(r, 0, x);
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& l = layers_[static_cast<size_t>(i)];
-      const auto a = ops::rmsNorm(x, l.ln_1, c.norm_eps, num);
-      emitAttentionInput(r, i, a);
-      const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.q, {}, num), c.num_heads), rope));
-      const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.k, {}, num), c.num_kv_heads), rope));
-      const auto v = ops::splitHeads(ops::linear(a, l.v, {}, num), c.num_kv_heads);
-      const auto ctx = ops::mergeHeads(ops::attention(q, k, v, causal, {}, num));
-      x = num.round(x + ops::linear(ctx, l.o, {}, num));
-      const auto m = ops::rmsNorm(x, l.ln_2, c.norm_eps, num);
-      const auto gate = ops::activation(c.activation, ops::linear(m, l.gate, {}, num), num);
-      x = num.round(x + ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num));
-      emitHidden(r, i + 1, x);
-    }
-    ForwardOutputs out;
-    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-      const auto f = ops::rmsNorm(x, norm_, c.norm_eps, num);
-      if (r.want_final_norm) out.final_norm = f;
-      if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, num);
-    }
-    return out;
-  }
-
-  // RoPE is not in these maps: the heads analysis rotates q at the query's position
-  // and k at the key's (ops::rotaryTables with config().rope_theta).
-  QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& c = config();
-    const auto& l = layers_.at(static_cast<size_t>(index));
-    const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-    const auto wq = l.q.to(at::kFloat).reshape({h, dh, d});
-    const auto wk = l.k.to(at::kFloat).reshape({c.num_kv_heads, dh, d}).repeat_interleave(h / c.num_kv_heads, 0);
-    const auto zeros = at::zeros({h, dh}, wq.options());
-    return {wq, zeros, wk, zeros};
-  }
-
-  KernelPositions kernelPositions() const override {
-    KernelPositions k;
-    k.rope_theta = config().rope_theta;
-    return k;
-  }
-
-  bool hasLmHead() const override { return true; }
-
- private:
-  struct Layer {
-    at::Tensor ln_1, q, k, v, o, ln_2, gate, up, down;
-  };
-  at::Tensor embed_, norm_, lm_head_;
-  std::vector<Layer> layers_;
+  LlamaModel(const ModelConfig& config, const Weights& w, const Numerics& num) : DecoderModel(config, w, num, style()) {}
 };
 
 }  // namespace
 
 Architecture llamaArchitecture() {
-  return defineArchitecture<LlamaModel>({"llama", "Llama", {"model."}}, parseConfig, toConfigJson, tensors,
-                                   {"silu", false, PositionScheme::kRope});
+  return defineArchitecture<LlamaModel>(
+      {"llama", "Llama", {"model."}}, parseConfig, [](const ModelConfig& m) { return llama_style::configJson(m, style()); },
+      [](const ModelConfig& m) { return llama_style::tensors(m, style()); }, {"silu", false, PositionScheme::kRope});
 }
 
 }  // namespace posgeom::model

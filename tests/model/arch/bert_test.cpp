@@ -11,6 +11,8 @@ namespace {
 // Bidirectional by default; tiny-bert-causal is the same weights under --causal.
 INSTANTIATE_TEST_SUITE_P(TinyBert, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-bert", "tiny-bert")),
                          goldenCaseName);
+// The same against Hugging Face transformers' own model and outputs (tools/hf-goldens).
+INSTANTIATE_TEST_SUITE_P(HfBert, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-bert")), goldenCaseName);
 INSTANTIATE_TEST_SUITE_P(TinyBertCausal, GoldenParity,
                          ::testing::ValuesIn(goldenCases("tiny-bert", "tiny-bert-causal", true)), goldenCaseName);
 

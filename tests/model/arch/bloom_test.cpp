@@ -8,6 +8,8 @@ namespace {
 
 INSTANTIATE_TEST_SUITE_P(TinyBloom, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-bloom", "tiny-bloom")),
                          goldenCaseName);
+// The same against Hugging Face transformers' own model and outputs (tools/hf-goldens).
+INSTANTIATE_TEST_SUITE_P(HfBloom, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-bloom")), goldenCaseName);
 
 TEST(Bloom, ExposesSixNonPowerOfTwoAlibiSlopes) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");

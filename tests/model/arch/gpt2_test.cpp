@@ -10,6 +10,8 @@ namespace {
 // tiny-gpt2-f16-prefixed stores float16 weights under "transformer." names.
 INSTANTIATE_TEST_SUITE_P(TinyGpt2, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-gpt2", "tiny-gpt2")),
                          goldenCaseName);
+// The same against Hugging Face transformers' own model and outputs (tools/hf-goldens).
+INSTANTIATE_TEST_SUITE_P(HfGpt2, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-gpt2")), goldenCaseName);
 INSTANTIATE_TEST_SUITE_P(TinyGpt2F16Prefixed, GoldenParity,
                          ::testing::ValuesIn(goldenCases("tiny-gpt2-f16-prefixed", "tiny-gpt2-f16-prefixed")),
                          goldenCaseName);

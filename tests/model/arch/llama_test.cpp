@@ -8,6 +8,8 @@ namespace {
 // tiny-llama is sharded (index file), stored in bfloat16, with 8 query and 4 key/value heads.
 INSTANTIATE_TEST_SUITE_P(TinyLlama, GoldenParity, ::testing::ValuesIn(goldenCases("tiny-llama", "tiny-llama")),
                          goldenCaseName);
+// The same against Hugging Face transformers' own model and outputs (tools/hf-goldens).
+INSTANTIATE_TEST_SUITE_P(HfLlama, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-llama")), goldenCaseName);
 
 TEST(Llama, KeyMapsAreSharedWithinGroups) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");

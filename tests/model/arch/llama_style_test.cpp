@@ -1,0 +1,66 @@
+#include <nlohmann/json.hpp>
+
+#include "posgeom/base/error.h"
+#include "posgeom/io/json_file.h"
+#include "posgeom/model/load/loader.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+// hf-llama (saved by transformers 5, RoPE in rope_parameters) with its config edited.
+std::filesystem::path llamaWith(const ScratchDir& s, const std::function<void(nlohmann::json&)>& edit) {
+  const auto dir = s / "m";
+  std::filesystem::copy(hfFixtureDir("hf-llama"), dir, std::filesystem::copy_options::recursive);
+  auto config = io::readJsonFile(dir / "config.json");
+  edit(config);
+  writeFile(dir / "config.json", config.dump(2));
+  return dir;
+}
+
+model::ModelConfig loadConfig(const std::filesystem::path& dir) {
+  return model::loadModel(dir, model::Numerics::parse("float32", "cpu")).model->config();
+}
+
+// Where transformers 5 keeps RoPE's base: a Llama-3 checkpoint's 500000 must not be read
+// as the default 10000.
+TEST(LlamaStyle, RopeThetaFromRopeParametersOrTheOlderKey) {
+  ScratchDir a, b;
+  EXPECT_EQ(loadConfig(llamaWith(a, [](nlohmann::json& c) { c["rope_parameters"]["rope_theta"] = 500000.0; })).rope_theta,
+            500000.0);
+  EXPECT_EQ(loadConfig(llamaWith(b, [](nlohmann::json& c) {
+              c.erase("rope_parameters");
+              c["rope_theta"] = 250000.0;
+            })).rope_theta,
+            250000.0);
+}
+
+// A scaled or partial rotation would put other positions into the model than its own:
+// refused by name, in either config format.
+TEST(LlamaStyle, RopeVariantsAreRefusedByName) {
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& c) { c["rope_parameters"]["rope_type"] = "llama3"; }, "RoPE of type 'llama3'"},
+      {[](nlohmann::json& c) { c["rope_parameters"]["partial_rotary_factor"] = 0.25; }, "partial_rotary_factor"},
+      {[](nlohmann::json& c) {
+         c.erase("rope_parameters");
+         c["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+       },
+       "RoPE of type 'linear'"},
+  };
+  for (const auto& [edit, message] : cases) {
+    ScratchDir s;
+    const auto dir = llamaWith(s, edit);
+    try {
+      loadConfig(dir);
+      ADD_FAILURE() << message << " must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("config.json"), std::string::npos) << e.what();
+    }
+  }
+  ScratchDir s;  // rope_scaling: null is the plain rotation
+  EXPECT_EQ(loadConfig(llamaWith(s, [](nlohmann::json& c) { c["rope_scaling"] = nullptr; })).rope_theta, 10000.0);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,0 +1,105 @@
+"""Reference fixtures from Hugging Face transformers itself, for posgeom's golden tests.
+
+For each family: a tiny random model built from a config (transformers' own init),
+saved with save_pretrained (safetensors, float32), then run in float64 on fixed ids,
+recording posgeom's convention (DESIGN section 3): hidden.0 .. hidden.L where hidden.L
+is the last block's output before any final norm, final_norm (the base model's last
+hidden state) and logits where the family has them, and attention.<block> [B, H, T, T].
+Run by tools/hf-goldens, never by the product or its tests. Writes
+tests/fixtures/hf/<name>/{config.json, model.safetensors, golden.safetensors}.
+"""
+import json
+import pathlib
+import sys
+
+import torch
+import transformers
+from safetensors.torch import save_file
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "hf"
+IDS_SHAPE = (2, 24)  # longer than every window and sliding window below
+
+
+def families():
+    t = transformers
+    common = dict(initializer_range=0.1)
+    return {
+        # Odd head count (3), learned positions, tied head.
+        "hf-gpt2": (t.GPT2Config(n_layer=2, n_embd=48, n_head=3, n_positions=64, vocab_size=120, bos_token_id=0,
+                                 eos_token_id=0, **common),
+                    t.GPT2LMHeadModel, "h"),
+        # Bidirectional encoder, no LM head (AutoModel), post-LN blocks.
+        "hf-bert": (t.BertConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, intermediate_size=96,
+                                 vocab_size=120, max_position_embeddings=64, **common),
+                    t.BertModel, "encoder.layer"),
+        # ALiBi with a head count that is not a power of two.
+        "hf-bloom": (t.BloomConfig(n_layer=2, hidden_size=48, n_head=3, vocab_size=120, **common),
+                     t.BloomForCausalLM, "transformer.h"),
+        # Grouped-query heads (4 query, 2 key/value), untied head.
+        "hf-llama": (t.LlamaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                   tie_word_embeddings=False, **common),
+                     t.LlamaForCausalLM, "model.layers"),
+        # Qwen2: Llama with biases on q, k and v; grouped-query heads.
+        "hf-qwen2": (t.Qwen2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                   use_sliding_window=False, tie_word_embeddings=False, **common),
+                     t.Qwen2ForCausalLM, "model.layers"),
+    }
+
+
+def blocks_of(model, path):
+    module = model
+    for part in path.split("."):
+        if not hasattr(module, part):
+            # causal LMs nest the base model: try under it
+            module = getattr(module, model.base_model_prefix)
+        module = getattr(module, part)
+    return module
+
+
+def make(name, config, cls, block_path):
+    torch.manual_seed(0)
+    config._attn_implementation = "eager"  # attention weights are returned only by eager attention
+    model = cls(config).eval()
+    # transformers initialises biases to zero and norm weights to one: give every 1-D
+    # parameter random values, so that a bias or norm scale that posgeom dropped would show.
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_((1.0 if pname.endswith("weight") else 0.0) + 0.1 * torch.randn_like(p))
+    out_dir = ROOT / name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    ids = torch.randint(0, config.vocab_size, IDS_SHAPE, generator=torch.Generator().manual_seed(1))
+    reference = model.to(torch.float64)
+    blocks = blocks_of(reference, block_path)
+    last_block = {}
+    blocks[-1].register_forward_hook(lambda m, i, o: last_block.__setitem__("out", o[0] if isinstance(o, tuple) else o))
+    with torch.no_grad():
+        out = reference(input_ids=ids, output_hidden_states=True, output_attentions=True)
+    hidden = list(out.hidden_states)
+    tensors = {"input_ids": ids.to(torch.int64)}
+    for layer, h in enumerate(hidden[:-1]):
+        tensors[f"hidden.{layer}"] = h.contiguous()
+    tensors[f"hidden.{len(hidden) - 1}"] = last_block["out"].contiguous()  # before the final norm
+    if getattr(out, "logits", None) is not None:
+        tensors["final_norm"] = hidden[-1].contiguous()  # the base model's last state: normed
+        tensors["logits"] = out.logits.contiguous()
+    for block, a in enumerate(out.attentions):
+        tensors[f"attention.{block}"] = a.contiguous()
+    save_file(tensors, str(out_dir / "golden.safetensors"),
+              metadata={"transformers": transformers.__version__, "torch": torch.__version__,
+                        "class": cls.__name__, "computed_in": "float64"})
+    print(f"{name}: {cls.__name__}, {len(hidden)} hidden states, {len(out.attentions)} attention maps")
+
+
+def main(names):
+    wanted = families()
+    for name in names or wanted:
+        make(name, *wanted[name])
+    (ROOT / "VERSIONS").write_text(f"transformers {transformers.__version__}\ntorch {torch.__version__}\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
