@@ -6,7 +6,8 @@ recording posgeom's convention (DESIGN section 3): hidden.0 .. hidden.L where hi
 is the last block's output before any final norm, final_norm (the base model's last
 hidden state) and logits where the family has them, and attention.<block> [B, H, T, T].
 Run by tools/hf-goldens, never by the product or its tests. Writes
-tests/fixtures/hf/<name>/{config.json, model.safetensors, golden.safetensors}.
+tests/fixtures/hf/<name>/{config.json, model.safetensors, golden.safetensors}; with
+--real NAME DIR, tests/fixtures/real/NAME.golden.safetensors for a real checkpoint.
 """
 import json
 import pathlib
@@ -94,9 +95,29 @@ def make(name, config, cls, block_path):
     print(f"{name}: {cls.__name__}, {len(hidden)} hidden states, {len(out.attentions)} attention maps")
 
 
-def main(names):
+def real(name, model_dir):
+    """A real checkpoint's float64 hidden states on fixed ids (tests/fixtures/real/): the
+    weights themselves are fetched by tools/real-models, not committed."""
+    model = transformers.AutoModel.from_pretrained(model_dir).eval().to(torch.float64)
+    ids = torch.randint(0, model.config.vocab_size, (1, 48), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        out = model(input_ids=ids, output_hidden_states=True)
+    tensors = {"input_ids": ids.to(torch.int64)}
+    for layer, h in enumerate(out.hidden_states):  # an encoder: no final norm to take off
+        tensors[f"hidden.{layer}"] = h.contiguous()
+    path = ROOT.parent / "real" / f"{name}.golden.safetensors"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(path), metadata={"transformers": transformers.__version__, "torch": torch.__version__,
+                                            "class": type(model).__name__, "computed_in": "float64"})
+    print(f"{name}: {type(model).__name__}, {len(out.hidden_states)} hidden states -> {path}")
+
+
+def main(args):
+    if args[:1] == ["--real"]:
+        real(args[1], args[2])
+        return
     wanted = families()
-    for name in names or wanted:
+    for name in args or wanted:
         make(name, *wanted[name])
     (ROOT / "VERSIONS").write_text(f"transformers {transformers.__version__}\ntorch {torch.__version__}\n")
 

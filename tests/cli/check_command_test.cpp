@@ -22,5 +22,35 @@ TEST(CheckCommand, ExitCodesSayWhetherSomethingMoved) {
             2);
 }
 
+// A real pretrained model's numbers pinned, as a user pins theirs: all-MiniLM-L6-v2
+// (tools/real-models) on 32 windows of 128 tokens of the wikitext excerpt, every layer's
+// ScreeNOT rank, stable rank, relative norm, low-frequency energy and explained ratio and
+// every head's class and ETC, within 1e-4 (other CPUs' float32 kernels round otherwise).
+// The reference is posgeom's own output on this machine: a regression pin; the model's
+// parity with transformers is the golden test's (bert_test.cpp).
+TEST(CheckCommand, ARealModelsNumbersArePinned) {
+  POSGEOM_REQUIRE_REAL_MODEL("all-minilm-l6-v2");
+  POSGEOM_REQUIRE_SHARED("data/corpora/wikitext-excerpt.txt");
+  ScratchDir s;
+  const auto analyzed = runPosgeom({"-q", "analyze", "--model", realModelDir("all-minilm-l6-v2").string(), "--corpus",
+                                    (sharedDir() / "data/corpora/wikitext-excerpt.txt").string(), "--num-seqs", "32",
+                                    "--seq-len", "128", "--heads", "--out", (s / "report").string()});
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  const auto reference = std::filesystem::path(POSGEOM_SOURCE_DIR) / "tests/fixtures/real/all-minilm-l6-v2.reference.json";
+  const auto checked = runPosgeom({"check", (s / "report").string(), "--reference", reference.string(), "--rtol", "1e-4",
+                                   "--atol", "1e-6"});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
+  EXPECT_NE(checked.out.find("258 of 258 numbers within tolerance"), std::string::npos) << checked.out;
+  // The pin holds the numbers: one moved is caught.
+  auto moved = readFile(reference);
+  const std::string key = "\"relative_norm\": ";
+  const auto at = moved.find(key) + key.size();
+  moved.replace(at, moved.find(',', at) - at, "0.5");
+  writeFile(s / "moved.json", moved);
+  EXPECT_EQ(runPosgeom({"check", (s / "report").string(), "--reference", (s / "moved.json").string(), "--rtol", "1e-4"})
+                .exit_code,
+            1);
+}
+
 }  // namespace
 }  // namespace posgeom::testing

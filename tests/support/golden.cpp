@@ -87,7 +87,13 @@ std::vector<GoldenCase> goldenCases(const std::string& model, const std::string&
 
 std::vector<GoldenCase> hfGoldenCases(const std::string& name) {
   auto cases = goldenCases(name, name);
-  for (auto& c : cases) c.hf = true;
+  for (auto& c : cases) c.source = GoldenCase::Source::kHf;
+  return cases;
+}
+
+std::vector<GoldenCase> realGoldenCases(const std::string& name) {
+  auto cases = goldenCases(name, name);
+  for (auto& c : cases) c.source = GoldenCase::Source::kReal;
   return cases;
 }
 
@@ -100,14 +106,18 @@ std::string goldenCaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
 
 TEST_P(GoldenParity, MatchesTheFloat64Reference) {
   const auto& c = GetParam();
-  if (!c.hf) POSGEOM_REQUIRE_SHARED("fixtures/golden/" + c.golden + ".safetensors");
+  using Source = GoldenCase::Source;
+  if (c.source == Source::kShared) POSGEOM_REQUIRE_SHARED("fixtures/golden/" + c.golden + ".safetensors");
+  if (c.source == Source::kReal) POSGEOM_REQUIRE_REAL_MODEL(c.model);
   const double tolerance = c.dtype == "float32" ? kFloat32Tolerance
                            : c.dtype == "bfloat16" ? kBFloat16Tolerance
                                                    : kFloat16Tolerance;
   const auto numerics = model::Numerics::parse(c.dtype, c.device);
-  expectMatches(c.hf ? compareWithGoldenFile(hfFixtureDir(c.model), hfFixtureDir(c.model) / "golden.safetensors", numerics,
-                                             c.causal)
-                     : compareWithGolden(c.model, c.golden, numerics, c.causal),
+  const auto real_golden = std::filesystem::path(POSGEOM_SOURCE_DIR) / "tests/fixtures/real" / (c.golden + ".golden.safetensors");
+  expectMatches(c.source == Source::kHf
+                    ? compareWithGoldenFile(hfFixtureDir(c.model), hfFixtureDir(c.model) / "golden.safetensors", numerics, c.causal)
+                : c.source == Source::kReal ? compareWithGoldenFile(realModelDir(c.model), real_golden, numerics, c.causal)
+                                            : compareWithGolden(c.model, c.golden, numerics, c.causal),
                 c.golden, c.dtype, c.device, tolerance);
 }
 

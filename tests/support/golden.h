@@ -43,14 +43,17 @@ struct GoldenCase {
   bool causal = false;
   std::string dtype;
   std::string device = "cpu";
-  bool hf = false;  // model and golden are hfFixtureDir(model)'s, not ../shared's
+  // Where model and golden are: ../shared's fixtures, hfFixtureDir(model), or a real
+  // checkpoint (realModelDir(model)) with tests/fixtures/real/<golden>.golden.safetensors.
+  enum class Source { kShared, kHf, kReal } source = Source::kShared;
 };
 void PrintTo(const GoldenCase& c, std::ostream* os);
 class GoldenParity : public ::testing::TestWithParam<GoldenCase> {};
 // The fixture under float32, bfloat16 and float16, on each of testDevices().
 std::vector<GoldenCase> goldenCases(const std::string& model, const std::string& golden, bool causal = false);
-// The same for a Hugging Face fixture.
+// The same for a Hugging Face fixture, and for a real checkpoint.
 std::vector<GoldenCase> hfGoldenCases(const std::string& name);
+std::vector<GoldenCase> realGoldenCases(const std::string& name);
 std::string goldenCaseName(const ::testing::TestParamInfo<GoldenCase>& info);
 
 }  // namespace posgeom::testing

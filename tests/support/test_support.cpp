@@ -16,6 +16,13 @@ namespace fs = std::filesystem;
 
 fs::path hfFixtureDir(const std::string& name) { return fs::path(POSGEOM_SOURCE_DIR) / "tests" / "fixtures" / "hf" / name; }
 
+fs::path realModelDir(const std::string& name) {
+  const char* env = std::getenv("POSGEOM_REAL_MODELS");
+  const fs::path dir = (env && *env ? fs::path(env) : fs::path(POSGEOM_SOURCE_DIR) / ".cache" / "models") / name;
+  std::error_code ec;
+  return fs::exists(dir / ".complete", ec) ? dir : fs::path();
+}
+
 fs::path sharedDir() {
   if (const char* env = std::getenv("POSGEOM_SHARED"); env && *env) return fs::path(env);
   const fs::path beside = fs::path(POSGEOM_SOURCE_DIR).parent_path() / "shared";

@@ -17,6 +17,9 @@ std::filesystem::path sharedDir();
 // Hugging Face transformers' own fixtures (tools/hf-goldens), committed with the tests:
 // tests/fixtures/hf/<name>/ holds the model and golden.safetensors, computed in float64.
 std::filesystem::path hfFixtureDir(const std::string& name);
+// A real pretrained checkpoint that tools/real-models fetches: $POSGEOM_REAL_MODELS/<name>,
+// else .cache/models/<name> in the checkout. Empty when it is not there (complete).
+std::filesystem::path realModelDir(const std::string& name);
 bool runningInCi();
 
 // A fresh directory removed when the object goes out of scope.
@@ -70,6 +73,15 @@ void fillF32Tensor(const std::filesystem::path& path, const std::string& name, f
 std::filesystem::path copyFixtureModel(const std::string& name, const std::filesystem::path& into);
 
 }  // namespace posgeom::testing
+
+// Skips the test (fails under CI=true, whose run fetches it) when a real checkpoint is missing.
+#define POSGEOM_REQUIRE_REAL_MODEL(name)                                                              \
+  do {                                                                                                \
+    if (::posgeom::testing::realModelDir(name).empty()) {                                             \
+      if (::posgeom::testing::runningInCi()) FAIL() << "missing real model " << (name) << ": tools/real-models"; \
+      GTEST_SKIP() << "needs the real model " << (name) << " (tools/real-models fetches it)";         \
+    }                                                                                                 \
+  } while (0)
 
 // Skips the test (fails under CI=true) when a path under ../shared is missing.
 #define POSGEOM_REQUIRE_SHARED(relative)                                                         \

@@ -13,6 +13,10 @@ INSTANTIATE_TEST_SUITE_P(TinyBert, GoldenParity, ::testing::ValuesIn(goldenCases
                          goldenCaseName);
 // The same against Hugging Face transformers' own model and outputs (tools/hf-goldens).
 INSTANTIATE_TEST_SUITE_P(HfBert, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-bert")), goldenCaseName);
+// Real pretrained weights: all-MiniLM-L6-v2 (tools/real-models) against transformers'
+// float64 hidden states on fixed ids (measured: float32 4.4e-7, bfloat16 0.017).
+INSTANTIATE_TEST_SUITE_P(RealMiniLm, GoldenParity, ::testing::ValuesIn(realGoldenCases("all-minilm-l6-v2")),
+                         goldenCaseName);
 INSTANTIATE_TEST_SUITE_P(TinyBertCausal, GoldenParity,
                          ::testing::ValuesIn(goldenCases("tiny-bert", "tiny-bert-causal", true)), goldenCaseName);
 
