@@ -7,22 +7,34 @@ namespace posgeom::heads::detail {
 Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias, double rope_theta) {
   Eigen::MatrixXd y = x * w.transpose();
   if (bias) y.rowwise() += bias->transpose();
-  rotate(y, rope_theta);
+  rotate(y, RotaryTable(y.rows(), y.cols(), rope_theta));
   return y;
 }
 
-void rotate(Eigen::Ref<Eigen::MatrixXd> y, double rope_theta) {
+RotaryTable::RotaryTable(Eigen::Index positions, Eigen::Index head_dim, double rope_theta) {
   if (rope_theta <= 0) return;
-  const Eigen::Index half = y.cols() / 2;
+  const Eigen::Index half = head_dim / 2;
+  cos.resize(positions, half);
+  sin.resize(positions, half);
   for (Eigen::Index j = 0; j < half; ++j) {
-    const double frequency = std::pow(rope_theta, -2.0 * static_cast<double>(j) / static_cast<double>(y.cols()));
+    const double frequency = std::pow(rope_theta, -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
+    for (Eigen::Index t = 0; t < positions; ++t) {
+      const double angle = static_cast<double>(t) * frequency;
+      cos(t, j) = std::cos(angle);
+      sin(t, j) = std::sin(angle);
+    }
+  }
+}
+
+void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table) {
+  if (table.cos.size() == 0) return;
+  const Eigen::Index half = y.cols() / 2;
+  for (Eigen::Index j = 0; j < half; ++j)
     for (Eigen::Index t = 0; t < y.rows(); ++t) {
-      const double angle = static_cast<double>(t) * frequency, c = std::cos(angle), s = std::sin(angle);
-      const double a = y(t, j), b = y(t, j + half);
+      const double a = y(t, j), b = y(t, j + half), c = table.cos(t, j), s = table.sin(t, j);
       y(t, j) = a * c - b * s;
       y(t, j + half) = b * c + a * s;
     }
-  }
 }
 
 KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& s) {

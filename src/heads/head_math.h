@@ -10,8 +10,14 @@ namespace posgeom::heads::detail {
 // Rows of x [T, d] mapped by w [dh, d] (+ bias) and, for RoPE, each row t rotated to
 // position t (Hugging Face rotate_half: pairs (j, j + dh/2) turn by t * theta^(-2j/dh)).
 Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias, double rope_theta);
-// RoPE alone, in place: row t of y [T, dh] turned to position t (nothing for theta <= 0).
-void rotate(Eigen::Ref<Eigen::MatrixXd> y, double rope_theta);
+// RoPE's angles for positions 0..T-1 and pairs j < dh/2: cos and sin [T, dh/2], made once
+// and used for every sample a head rotates (empty for theta <= 0: no rotation).
+struct RotaryTable {
+  Eigen::MatrixXd cos, sin;
+  RotaryTable(Eigen::Index positions, Eigen::Index head_dim, double rope_theta);
+};
+// RoPE alone, in place: row t of y [T, dh] turned to position t.
+void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table);
 
 // The keys query n sees: [first, first + count).
 struct KeyRange {

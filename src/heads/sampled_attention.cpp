@@ -138,8 +138,9 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   Eigen::MatrixXd q_pos = p.q_means, k_pos = p.k_means;  // [T, dh]
   q_pos.rowwise() += head.bq.transpose();
   if (head.bk.size() > 0) k_pos.rowwise() += head.bk.transpose();  // positional, as the query bias
-  detail::rotate(q_pos, s.rope_theta);
-  detail::rotate(k_pos, s.rope_theta);
+  const detail::RotaryTable rope(t, dh, s.rope_theta);  // once: every sample turns by the same angles
+  detail::rotate(q_pos, rope);
+  detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);
   keyQueryDots(k_pos, q_pos, s, pos_pos);
   Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t);  // [key, query]
@@ -153,8 +154,8 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   for (Eigen::Index c = 0; c < out.samples; ++c) {
     q_cvec = p.q_cvec.middleRows(c * t, t);
     k_cvec = p.k_cvec.middleRows(c * t, t);
-    detail::rotate(q_cvec, s.rope_theta);
-    detail::rotate(k_cvec, s.rope_theta);
+    detail::rotate(q_cvec, rope);
+    detail::rotate(k_cvec, rope);
     keyQueryDots(k_cvec, q_pos, s, pos_cvec);
     keyQueryDots(k_pos, q_cvec, s, cvec_pos);
     keyQueryDots(k_cvec, q_cvec, s, cvec_cvec);

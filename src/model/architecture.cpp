@@ -47,6 +47,23 @@ ModelConfig configForShape(const ModelShape& shape, const ShapeDefaults& default
   return config;
 }
 
+Architecture defineArchitecture(ArchitectureNames names, decltype(Architecture::parse_config) parse_config,
+                                decltype(Architecture::to_config_json) to_config_json,
+                                decltype(Architecture::tensors) tensors, decltype(Architecture::build) build,
+                                ShapeDefaults defaults, bool supports_dropout) {
+  Architecture entry;
+  entry.model_type = std::move(names.model_type);
+  entry.family = std::move(names.family);
+  entry.name_prefixes = std::move(names.name_prefixes);
+  entry.parse_config = std::move(parse_config);
+  entry.to_config_json = std::move(to_config_json);
+  entry.tensors = std::move(tensors);
+  entry.build = std::move(build);
+  entry.config_for_shape = [defaults = std::move(defaults)](const ModelShape& shape) { return configForShape(shape, defaults); };
+  entry.supports_dropout = supports_dropout;
+  return entry;
+}
+
 ModelConfig loadModelConfig(const std::filesystem::path& model_dir) {
   const auto path = model_dir / "config.json";
   if (!std::filesystem::exists(path)) throw InputError(path.string(), "missing config.json in the model directory");

@@ -26,30 +26,29 @@ struct ShapeDefaults {
 // family's defaults.
 ModelConfig configForShape(const ModelShape& shape, const ShapeDefaults& defaults);
 
-// An architecture entry: its names and readers as given, built as ModelClass, with the
-// family's shape defaults.
 struct ArchitectureNames {
   std::string model_type, family;
   std::vector<std::string> name_prefixes;
 };
 
+// An architecture entry: its names and readers as given, its models made by `build`, with
+// the family's shape defaults.
+Architecture defineArchitecture(ArchitectureNames names, decltype(Architecture::parse_config) parse_config,
+                                decltype(Architecture::to_config_json) to_config_json,
+                                decltype(Architecture::tensors) tensors, decltype(Architecture::build) build,
+                                ShapeDefaults defaults, bool supports_dropout = false);
+
+// The same, its models built as ModelClass(config, weights, numerics).
 template <typename ModelClass>
 Architecture defineArchitecture(ArchitectureNames names, decltype(Architecture::parse_config) parse_config,
                                 decltype(Architecture::to_config_json) to_config_json, decltype(Architecture::tensors) tensors,
                                 ShapeDefaults defaults, bool supports_dropout = false) {
-  Architecture entry;
-  entry.model_type = std::move(names.model_type);
-  entry.family = std::move(names.family);
-  entry.name_prefixes = std::move(names.name_prefixes);
-  entry.parse_config = std::move(parse_config);
-  entry.to_config_json = std::move(to_config_json);
-  entry.tensors = std::move(tensors);
-  entry.build = [](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
-    return std::make_unique<ModelClass>(c, w, n);
-  };
-  entry.config_for_shape = [defaults](const ModelShape& shape) { return configForShape(shape, defaults); };
-  entry.supports_dropout = supports_dropout;
-  return entry;
+  return defineArchitecture(
+      std::move(names), std::move(parse_config), std::move(to_config_json), std::move(tensors),
+      [](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
+        return std::make_unique<ModelClass>(c, w, n);
+      },
+      std::move(defaults), supports_dropout);
 }
 
 }  // namespace posgeom::model

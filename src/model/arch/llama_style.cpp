@@ -98,6 +98,21 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   return s.take();
 }
 
+Architecture defineFamily(ArchitectureNames names, LlamaStyle style, std::function<void(const io::JsonConfig&)> check_config) {
+  return defineArchitecture(
+      std::move(names),
+      [check_config](const io::JsonConfig& c) {
+        check_config(c);
+        return parseConfig(c);
+      },
+      [style](const ModelConfig& m) { return configJson(m, style); },
+      [style](const ModelConfig& m) { return tensors(m, style); },
+      [style](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
+        return std::make_unique<DecoderModel>(c, w, n, style);
+      },
+      {"silu", false, PositionScheme::kRope});
+}
+
 DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style)
     : Model(config, num), style_(std::move(style)) {
   embed_ = w.get("embed_tokens.weight");

@@ -2,6 +2,7 @@
 // The Llama-style decoder several families share: RoPE (Hugging Face rotate_half), RMSNorm,
 // SwiGLU MLP, grouped-query attention, LM head untied unless tie_word_embeddings. A
 // family's own file gives its names and what differs (LlamaStyle). Private to model/arch.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct LlamaStyle {
 ModelConfig parseConfig(const io::JsonConfig& c);
 nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style);
 std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style);
+
+// A Llama-style family's entry: `names`, the shared readers with `check_config` run first
+// (what the family refuses), and DecoderModel built with `style`.
+Architecture defineFamily(ArchitectureNames names, LlamaStyle style, std::function<void(const io::JsonConfig&)> check_config);
 
 class DecoderModel : public Model {
  public:
