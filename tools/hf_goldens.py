@@ -19,6 +19,7 @@ from safetensors.torch import save_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "hf"
 IDS_SHAPE = (2, 24)  # longer than every window and sliding window below
+CONSTANT_TOKEN = 7  # constant_ids: one token repeated, so that content is the same at every position
 
 
 def families():
@@ -46,6 +47,75 @@ def families():
                                    intermediate_size=80, vocab_size=120, max_position_embeddings=64,
                                    use_sliding_window=False, tie_word_embeddings=False, **common),
                      t.Qwen2ForCausalLM, "model.layers"),
+        # Qwen2 with sliding windows (8 keys) from layer 1 on.
+        "hf-qwen2-sliding": (t.Qwen2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
+                                           num_key_value_heads=2, intermediate_size=80, vocab_size=120,
+                                           max_position_embeddings=64, use_sliding_window=True, sliding_window=8,
+                                           max_window_layers=1, tie_word_embeddings=False, **common),
+                             t.Qwen2ForCausalLM, "model.layers"),
+        # Llama-3.1's scaled RoPE (a context of 64 so that all three bands occur at head_dim 12).
+        "hf-llama3": (t.LlamaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                    intermediate_size=80, vocab_size=120, max_position_embeddings=256,
+                                    rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                                     "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                     "original_max_position_embeddings": 64},
+                                    tie_word_embeddings=True, **common),
+                      t.LlamaForCausalLM, "model.layers"),
+        # Linear position interpolation, with biases on q, k, v and o (attention_bias).
+        "hf-llama-linear": (t.LlamaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
+                                          num_key_value_heads=4, intermediate_size=80, vocab_size=120,
+                                          max_position_embeddings=64, attention_bias=True,
+                                          rope_parameters={"rope_type": "linear", "rope_theta": 10000.0, "factor": 4.0},
+                                          tie_word_embeddings=False, **common),
+                            t.LlamaForCausalLM, "model.layers"),
+        # Dynamic NTK scaling, active: the 24 positions exceed max_position_embeddings 16.
+        "hf-llama-dynamic": (t.LlamaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
+                                           num_key_value_heads=2, intermediate_size=80, vocab_size=120,
+                                           max_position_embeddings=16,
+                                           rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0},
+                                           tie_word_embeddings=False, **common),
+                             t.LlamaForCausalLM, "model.layers"),
+        # Mistral: every layer within a sliding window of 8 keys.
+        "hf-mistral": (t.MistralConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                       intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                       sliding_window=8, tie_word_embeddings=False, **common),
+                       t.MistralForCausalLM, "model.layers"),
+        # Qwen3: per-head q/k norms, head_dim 16 apart from hidden_size / heads = 12, all biases.
+        "hf-qwen3": (t.Qwen3Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                   head_dim=16, intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                   attention_bias=True, tie_word_embeddings=False, **common),
+                     t.Qwen3ForCausalLM, "model.layers"),
+        # Gemma: 1 + w norms, sqrt(d) embeddings, GeGLU, one key head for four query heads.
+        "hf-gemma": (t.GemmaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=1,
+                                   head_dim=16, intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                   **common),
+                     t.GemmaForCausalLM, "model.layers"),
+        # Gemma-2: sandwich norms, layer 0 sliding (8 keys), scale 20^-1/2, caps small enough to bite.
+        "hf-gemma2": (t.Gemma2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                     head_dim=16, intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                     sliding_window=8, query_pre_attn_scalar=20, attn_logit_softcapping=1.5,
+                                     final_logit_softcapping=2.0, **common),
+                      t.Gemma2ForCausalLM, "model.layers"),
+        # GPT-NeoX / Pythia: a quarter of each 16-wide head turns, parallel residual, fused per-head QKV.
+        "hf-gpt-neox": (t.GPTNeoXConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, intermediate_size=96,
+                                        vocab_size=120, max_position_embeddings=64, rotary_pct=0.25, rotary_emb_base=10000,
+                                        use_parallel_residual=True, **common),
+                        t.GPTNeoXForCausalLM, "gpt_neox.layers"),
+        # The same with the serial residual and half of each head turning.
+        "hf-gpt-neox-serial": (t.GPTNeoXConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=3,
+                                               intermediate_size=96, vocab_size=120, max_position_embeddings=64,
+                                               rotary_pct=0.5, use_parallel_residual=False, **common),
+                               t.GPTNeoXForCausalLM, "gpt_neox.layers"),
+        # GPT-Neo (TinyStories): global and local (8 keys) layers alternating, no 1/sqrt(dh).
+        "hf-gpt-neo": (t.GPTNeoConfig(num_layers=2, hidden_size=48, num_heads=3, intermediate_size=96, vocab_size=120,
+                                      max_position_embeddings=64, attention_types=[[["global", "local"], 1]],
+                                      window_size=8, **common),
+                       t.GPTNeoForCausalLM, "transformer.h"),
+        # RoBERTa: BERT with positions counted from padding_idx + 1 over the non-padding tokens.
+        "hf-roberta": (t.RobertaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, intermediate_size=96,
+                                       vocab_size=120, max_position_embeddings=64, type_vocab_size=1, pad_token_id=1,
+                                       **common),
+                       t.RobertaModel, "encoder.layer"),
     }
 
 
@@ -73,6 +143,8 @@ def make(name, config, cls, block_path):
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     ids = torch.randint(0, config.vocab_size, IDS_SHAPE, generator=torch.Generator().manual_seed(1))
+    if name == "hf-roberta":
+        ids[1, 5] = config.pad_token_id  # a padding token mid-sequence: RoBERTa's positions skip it
     reference = model.to(torch.float64)
     blocks = blocks_of(reference, block_path)
     last_block = {}
@@ -89,6 +161,13 @@ def make(name, config, cls, block_path):
         tensors["logits"] = out.logits.contiguous()
     for block, a in enumerate(out.attentions):
         tensors[f"attention.{block}"] = a.contiguous()
+    # One token everywhere: every window alike, so the positional kernel is the attention.
+    constant = torch.full((1, IDS_SHAPE[1]), CONSTANT_TOKEN, dtype=torch.int64)
+    with torch.no_grad():
+        const_out = reference(input_ids=constant, output_attentions=True)
+    tensors["constant_ids"] = constant
+    for block, a in enumerate(const_out.attentions):
+        tensors[f"constant_attention.{block}"] = a.contiguous()
     save_file(tensors, str(out_dir / "golden.safetensors"),
               metadata={"transformers": transformers.__version__, "torch": torch.__version__,
                         "class": cls.__name__, "computed_in": "float64"})

@@ -14,7 +14,7 @@ void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<Options>();
   auto& s = opt->spec;
   auto* sub = app.add_subcommand("random-model", "write a randomly initialised checkpoint in Hugging Face layout");
-  sub->add_option("--arch", s.model_type, "gpt2, bert, bloom, llama or qwen2")->capture_default_str();
+  sub->add_option("--arch", s.model_type, "model_type: gpt2, bert, roberta, bloom, llama, mistral, qwen2, qwen3, gemma, gemma2, gpt_neox or gpt_neo")->capture_default_str();
   sub->add_option("--layers", s.layers)->capture_default_str();
   sub->add_option("--dim", s.hidden_size, "hidden size")->capture_default_str();
   sub->add_option("--heads", s.heads)->capture_default_str();

@@ -11,6 +11,7 @@
 #include "posgeom/heads/qk_subspace.h"
 #include "posgeom/metrics/lapack.h"
 #include "posgeom/heads/sampled_attention.h"
+#include "head_math.h"
 
 namespace posgeom::heads {
 
@@ -110,7 +111,7 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.head = static_cast<int64_t>(h);
   r.etc_curve = effectiveTokenCount(kernel);
   r.etc = r.etc_curve[last];
-  r.keys = settings.causal ? last - settings.skip + 1 : kernel.cols() - settings.skip;
+  r.keys = detail::keyRange(last, kernel.cols(), settings).count;
   r.window90 = window90(kernel, last);
   r.kind = classify(r.etc, r.keys, options.thresholds);
   r.profile = kernel.row(last).transpose();

@@ -1,34 +1,25 @@
 #include "head_math.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace posgeom::heads::detail {
 
-Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias, double rope_theta) {
-  Eigen::MatrixXd y = x * w.transpose();
-  if (bias) y.rowwise() += bias->transpose();
-  rotate(y, RotaryTable(y.rows(), y.cols(), rope_theta));
-  return y;
-}
-
-RotaryTable::RotaryTable(Eigen::Index positions, Eigen::Index head_dim, double rope_theta) {
-  if (rope_theta <= 0) return;
-  const Eigen::Index half = head_dim / 2;
-  cos.resize(positions, half);
-  sin.resize(positions, half);
-  for (Eigen::Index j = 0; j < half; ++j) {
-    const double frequency = std::pow(rope_theta, -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
+RotaryTable::RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies) {
+  if (inverse_frequencies.empty()) return;
+  const auto pairs = static_cast<Eigen::Index>(inverse_frequencies.size());
+  cos.resize(positions, pairs);
+  sin.resize(positions, pairs);
+  for (Eigen::Index j = 0; j < pairs; ++j)
     for (Eigen::Index t = 0; t < positions; ++t) {
-      const double angle = static_cast<double>(t) * frequency;
+      const double angle = static_cast<double>(t) * inverse_frequencies[static_cast<std::size_t>(j)];
       cos(t, j) = std::cos(angle);
       sin(t, j) = std::sin(angle);
     }
-  }
 }
 
 void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table) {
-  if (table.cos.size() == 0) return;
-  const Eigen::Index half = y.cols() / 2;
+  const Eigen::Index half = table.cos.cols();
   for (Eigen::Index j = 0; j < half; ++j)
     for (Eigen::Index t = 0; t < y.rows(); ++t) {
       const double a = y(t, j), b = y(t, j + half), c = table.cos(t, j), s = table.sin(t, j);
@@ -37,21 +28,35 @@ void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table) {
     }
 }
 
+void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, double eps) {
+  if (weights.size() == 0) return;
+  for (Eigen::Index t = 0; t < y.rows(); ++t) {
+    const double inverse_rms = 1.0 / std::sqrt(y.row(t).squaredNorm() / static_cast<double>(y.cols()) + eps);
+    y.row(t) = (y.row(t).array() * inverse_rms * weights.transpose().array()).matrix();
+  }
+}
+
+Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias,
+                        const Eigen::VectorXd& norm, double norm_eps, const RotaryTable& table) {
+  Eigen::MatrixXd y = x * w.transpose();
+  if (bias) y.rowwise() += bias->transpose();
+  normRows(y, norm, norm_eps);
+  rotate(y, table);
+  return y;
+}
+
 KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& s) {
   const Eigen::Index last = s.causal ? n : positions - 1;
-  return {s.skip, last - s.skip + 1};
+  const Eigen::Index first = s.causal && s.window > 0 ? std::max<Eigen::Index>(s.skip, n - s.window + 1) : s.skip;
+  return {first, last - first + 1};
 }
 
-Eigen::VectorXd rowLogits(const Eigen::RowVectorXd& dots, Eigen::Index n, const KeyRange& keys, double scale,
-                          double alibi_slope) {
-  Eigen::VectorXd row = dots.segment(keys.first, keys.count).transpose() * scale;
-  addAlibi(row, n, keys, alibi_slope);
-  return row;
-}
-
-void addAlibi(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double alibi_slope) {
-  if (alibi_slope == 0) return;
-  for (Eigen::Index i = 0; i < keys.count; ++i) logits[i] -= alibi_slope * static_cast<double>(n - (keys.first + i));
+void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double scale,
+                  const KernelSettings& s) {
+  logits *= scale;
+  if (s.logit_cap > 0) logits = (logits.array() / s.logit_cap).tanh() * s.logit_cap;
+  if (s.alibi_slope == 0) return;
+  for (Eigen::Index i = 0; i < keys.count; ++i) logits[i] -= s.alibi_slope * static_cast<double>(n - (keys.first + i));
 }
 
 double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits) {

@@ -7,17 +7,22 @@
 
 namespace posgeom::heads::detail {
 
-// Rows of x [T, d] mapped by w [dh, d] (+ bias) and, for RoPE, each row t rotated to
-// position t (Hugging Face rotate_half: pairs (j, j + dh/2) turn by t * theta^(-2j/dh)).
-Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias, double rope_theta);
-// RoPE's angles for positions 0..T-1 and pairs j < dh/2: cos and sin [T, dh/2], made once
-// and used for every sample a head rotates (empty for theta <= 0: no rotation).
+// RoPE's angles for positions 0..T-1 and pairs j < F: cos and sin [T, F], made once and
+// used for every sample a head rotates (empty without RoPE).
 struct RotaryTable {
   Eigen::MatrixXd cos, sin;
-  RotaryTable(Eigen::Index positions, Eigen::Index head_dim, double rope_theta);
+  RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies);
 };
-// RoPE alone, in place: row t of y [T, dh] turned to position t.
+// RoPE alone, in place: row t of y [T, dh] turned to position t (pairs (j, j + F), j < F).
 void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table);
+
+// A per-head RMSNorm in place, each row of y [rows, dh] scaled by `weights` (none if empty).
+void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, double eps);
+
+// Rows of x [T, d] mapped by w [dh, d] (+ bias), normed (norm: empty for none) and turned
+// to their positions.
+Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias,
+                        const Eigen::VectorXd& norm, double norm_eps, const RotaryTable& table);
 
 // The keys query n sees: [first, first + count).
 struct KeyRange {
@@ -26,13 +31,10 @@ struct KeyRange {
 };
 KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& settings);
 
-// Query n's scaled logits over its keys, from the row of raw dot products over all
-// positions, with the ALiBi bias added.
-Eigen::VectorXd rowLogits(const Eigen::RowVectorXd& dots, Eigen::Index n, const KeyRange& keys, double scale,
-                          double alibi_slope);
-
-// Adds ALiBi's -slope (n - i) to query n's logits over its keys.
-void addAlibi(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double alibi_slope);
+// Query n's logits over its keys from their raw dot products: scaled, capped, and with the
+// ALiBi bias added, in place.
+void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double scale,
+                  const KernelSettings& settings);
 
 // Softmax of `logits` in place; returns log sum exp (the log of the softmax denominator).
 double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits);
@@ -44,6 +46,8 @@ struct SoftmaxResult {
 };
 SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits);
 
-inline double logitScale(const HeadMaps& head) { return 1.0 / std::sqrt(static_cast<double>(head.wq.rows())); }
+inline double logitScale(const HeadMaps& head, const KernelSettings& settings) {
+  return settings.scale > 0 ? settings.scale : 1.0 / std::sqrt(static_cast<double>(head.wq.rows()));
+}
 
 }  // namespace posgeom::heads::detail

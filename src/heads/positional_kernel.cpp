@@ -1,18 +1,30 @@
 #include "posgeom/heads/positional_kernel.h"
 
+#include <cmath>
+
 #include "head_math.h"
 
 namespace posgeom::heads {
 
+std::vector<double> plainRope(double theta, int64_t rotary_dims) {
+  std::vector<double> inverse(static_cast<std::size_t>(rotary_dims / 2));
+  for (std::size_t j = 0; j < inverse.size(); ++j)
+    inverse[j] = std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(rotary_dims));
+  return inverse;
+}
+
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& s) {
   const Eigen::Index t = means.rows();
-  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, s.rope_theta);  // [T, dh]
-  const Eigen::MatrixXd k = detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr, s.rope_theta);
+  const detail::RotaryTable rope(t, s.rope);
+  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, head.q_norm, head.norm_eps, rope);  // [T, dh]
+  const Eigen::MatrixXd k =
+      detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr, head.k_norm, head.norm_eps, rope);
   const Eigen::MatrixXd logits = q * k.transpose();
   Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t);
   for (Eigen::Index n = s.skip; n < t; ++n) {
     const auto keys = detail::keyRange(n, t, s);
-    Eigen::VectorXd row = detail::rowLogits(logits.row(n), n, keys, detail::logitScale(head), s.alibi_slope);
+    Eigen::VectorXd row = logits.row(n).segment(keys.first, keys.count).transpose();
+    detail::finishLogits(row, n, keys, detail::logitScale(head, s), s);
     detail::softmaxInPlace(row);
     kernel.row(n).segment(keys.first, keys.count) = row.transpose();
   }

@@ -19,10 +19,14 @@ Eigen::MatrixXd positionalSubspace(const Eigen::MatrixXd& means, int64_t skip, i
 }
 
 double positionalEnergyShare(const HeadMaps& head, const Eigen::MatrixXd& directions) {
+  // Per-head norms (Qwen3) scale each query and key coordinate by their weights (and each
+  // token by a positive factor, which leaves the subspace alone): fold the weights in.
+  const Eigen::MatrixXd wq = head.q_norm.size() > 0 ? Eigen::MatrixXd(head.q_norm.asDiagonal() * head.wq) : head.wq;
+  const Eigen::MatrixXd wk = head.k_norm.size() > 0 ? Eigen::MatrixXd(head.k_norm.asDiagonal() * head.wk) : head.wk;
   // |Wq^T Wk|_F^2 = sum of the elementwise product of the Gram matrices Wq Wq^T and Wk Wk^T.
-  const double total = ((head.wq * head.wq.transpose()).array() * (head.wk * head.wk.transpose()).array()).sum();
+  const double total = ((wq * wq.transpose()).array() * (wk * wk.transpose()).array()).sum();
   if (total <= 0) return 0;
-  const Eigen::MatrixXd inside = (head.wq * directions).transpose() * (head.wk * directions);
+  const Eigen::MatrixXd inside = (wq * directions).transpose() * (wk * directions);
   return inside.squaredNorm() / total;
 }
 

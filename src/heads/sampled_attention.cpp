@@ -100,9 +100,21 @@ void keyQueryDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, c
   const Eigen::Index t = queries.rows(), block = s.causal ? kQueryBlock : t;
   for (Eigen::Index n0 = s.skip; n0 < t; n0 += block) {
     const Eigen::Index width = std::min(block, t - n0), key_end = s.causal ? n0 + width : t;
-    dots.block(s.skip, n0, key_end - s.skip, width).noalias() =
-        keys.middleRows(s.skip, key_end - s.skip) * queries.middleRows(n0, width).transpose();
+    const Eigen::Index key_first = detail::keyRange(n0, t, s).first;  // a window's first key moves with the query
+    dots.block(key_first, n0, key_end - key_first, width).noalias() =
+        keys.middleRows(key_first, key_end - key_first) * queries.middleRows(n0, width).transpose();
   }
+}
+
+// Qwen3's normed heads: the decomposition is of the normed query, q(x) = q(P) + (q(x) - q(P)),
+// so `cvec` [T, dh] (raw cvec W^T) becomes norm(pos_raw + cvec) - pos_normed. Nothing
+// without a norm.
+void normedContext(Eigen::MatrixXd& cvec, const Eigen::MatrixXd& pos_raw, const Eigen::MatrixXd& pos_normed,
+                   const Eigen::VectorXd& norm, double eps) {
+  if (norm.size() == 0) return;
+  cvec += pos_raw;
+  detail::normRows(cvec, norm, eps);
+  cvec -= pos_normed;
 }
 
 }  // namespace
@@ -126,7 +138,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& me
 
 SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p, const KernelSettings& s, bool keep_maps) {
   const Eigen::Index t = p.q_means.rows(), dh = p.q_means.cols();
-  const double scale = detail::logitScale(head);
+  const double scale = detail::logitScale(head, s);
   SampledAttention out;
   out.samples = t > 0 ? p.q_cvec.rows() / t : 0;
   out.kernel = Eigen::MatrixXd::Zero(t, t);
@@ -138,7 +150,11 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   Eigen::MatrixXd q_pos = p.q_means, k_pos = p.k_means;  // [T, dh]
   q_pos.rowwise() += head.bq.transpose();
   if (head.bk.size() > 0) k_pos.rowwise() += head.bk.transpose();  // positional, as the query bias
-  const detail::RotaryTable rope(t, dh, s.rope_theta);  // once: every sample turns by the same angles
+  const Eigen::MatrixXd q_pos_raw = q_pos, k_pos_raw = k_pos;
+  detail::normRows(q_pos, head.q_norm, head.norm_eps);
+  detail::normRows(k_pos, head.k_norm, head.norm_eps);
+  const Eigen::MatrixXd q_pos_normed = q_pos, k_pos_normed = k_pos;
+  const detail::RotaryTable rope(t, s.rope);  // once: every sample turns by the same angles
   detail::rotate(q_pos, rope);
   detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);
@@ -154,6 +170,8 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   for (Eigen::Index c = 0; c < out.samples; ++c) {
     q_cvec = p.q_cvec.middleRows(c * t, t);
     k_cvec = p.k_cvec.middleRows(c * t, t);
+    normedContext(q_cvec, q_pos_raw, q_pos_normed, head.q_norm, head.norm_eps);
+    normedContext(k_cvec, k_pos_raw, k_pos_normed, head.k_norm, head.norm_eps);
     detail::rotate(q_cvec, rope);
     detail::rotate(k_cvec, rope);
     keyQueryDots(k_cvec, q_pos, s, pos_cvec);
@@ -169,13 +187,13 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
       energy[3] += cc.squaredNorm();
 
       auto logits = row.head(keys.count);
-      logits = (pp + cp) * scale;
-      detail::addAlibi(logits, n, keys, s.alibi_slope);
+      logits = pp + cp;
+      detail::finishLogits(logits, n, keys, scale, s);
       detail::softmaxInPlace(logits);
       kernel_t.col(n).segment(keys.first, keys.count) += logits;
 
-      logits = (pp + pc + cp + cc) * scale;
-      detail::addAlibi(logits, n, keys, s.alibi_slope);
+      logits = pp + pc + cp + cc;
+      detail::finishLogits(logits, n, keys, scale, s);
       if (keep_maps && c == 0) {
         const Eigen::Index first = keys.first, count = keys.count;
         out.maps[0].row(n).segment(first, count) = pp.transpose() * scale;

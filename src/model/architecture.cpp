@@ -7,8 +7,10 @@ namespace posgeom::model {
 
 // The one list of architectures (alphabetical by model_type).
 const std::vector<Architecture>& architectures() {
-  static const std::vector<Architecture> list = {bertArchitecture(), bloomArchitecture(), gpt2Architecture(),
-                                                 llamaArchitecture(), qwen2Architecture()};
+  static const std::vector<Architecture> list = {
+      bertArchitecture(),    bloomArchitecture(),   gemmaArchitecture(),   gemma2Architecture(),
+      gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), llamaArchitecture(),
+      mistralArchitecture(), qwen2Architecture(),   qwen3Architecture(),   robertaArchitecture()};
   return list;
 }
 
@@ -79,7 +81,7 @@ ModelConfig loadModelConfig(const std::filesystem::path& model_dir) {
   parsed.model_type = type;
   parsed.source = path;
   parsed.stored_dtype = config.string({"torch_dtype"}, "");
-  if (parsed.hidden_size % parsed.num_heads != 0)
+  if (parsed.head_dim == 0 && parsed.hidden_size % parsed.num_heads != 0)
     config.fail("hidden size " + std::to_string(parsed.hidden_size) + " is not divisible by the " +
                 std::to_string(parsed.num_heads) + " attention heads");
   if (parsed.num_heads % parsed.num_kv_heads != 0)

@@ -25,8 +25,18 @@ at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {
   return ids.pin_memory().to(numerics_.device, /*non_blocking=*/true);
 }
 
-KernelPositions Model::alibiKernelPositions(const at::Tensor& slopes) {
+KernelPositions Model::kernelPositions(int64_t block, int64_t seq_len) const {
   KernelPositions k;
+  if (config_.positions == PositionScheme::kRope)
+    k.rope_inverse_frequencies = ropeInverseFrequencies(config_.rope, config_.headDim(), config_.max_positions, seq_len);
+  k.window = config_.attentionWindow(block);
+  k.scale = config_.attention_scale;
+  k.logit_cap = config_.attention_logit_cap;
+  return k;
+}
+
+KernelPositions Model::alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const {
+  KernelPositions k = Model::kernelPositions(block, seq_len);
   if (!slopes.defined()) return k;
   const auto s = slopes.to(at::kDouble).contiguous();
   k.alibi_slopes.assign(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());

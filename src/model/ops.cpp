@@ -1,5 +1,6 @@
 #include "posgeom/model/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -49,27 +50,48 @@ at::Tensor mergeHeads(const at::Tensor& x) {
 namespace {
 
 // Fused attention (flash / memory-efficient kernels on CUDA, a blocked kernel on the CPU)
-// where LibTorch has it and no rounding is being emulated.
-bool useFusedAttention(const at::Tensor& bias, const Numerics& num) {
-#if TORCH_VERSION_MAJOR >= 2
-  return num.rounding == num.dtype && !bias.defined();
+// where LibTorch has it, no rounding is being emulated and the family adds nothing the
+// fused kernels lack (bias, window inside the sequence, soft cap).
+bool useFusedAttention(const AttentionShape& shape, int64_t seq, const Numerics& num) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  return num.rounding == num.dtype && !shape.bias.defined() && (shape.window == 0 || shape.window >= seq) &&
+         shape.logit_cap == 0;
 #else
-  (void)bias;
+  (void)shape;
+  (void)seq;
   (void)num;
   return false;
 #endif
 }
 
+// The keys that queries [first_query, first_query + len) may see: [first, end).
+struct KeySpan {
+  int64_t first = 0, end = 0;
+};
+KeySpan keySpan(const AttentionShape& shape, int64_t first_query, int64_t len, int64_t seq) {
+  if (!shape.causal) return {0, seq};
+  const int64_t first = shape.window > 0 ? std::max<int64_t>(0, first_query - shape.window + 1) : 0;
+  return {first, first_query + len};
+}
+
 // One block of queries against the keys it may see. q [B,Hk,G*len,dh] holds the G query heads
 // that share each key head; scores and probabilities are viewed as [B,H,len,keys].
 at::Tensor attendBlock(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t heads, int64_t len,
-                       int64_t first_query, bool causal, const at::Tensor& bias, double scale, const Numerics& num) {
+                       int64_t first_query, const KeySpan& span, const AttentionShape& shape, double scale,
+                       const Numerics& num) {
   const int64_t keys = k.size(2), batch = q.size(0);
   auto scores = num.round(at::matmul(q, k.transpose(-1, -2)).mul_(scale)).to(at::kFloat).view({batch, heads, len, keys});
-  if (bias.defined()) scores.add_(bias.narrow(-2, first_query, len).narrow(-1, 0, keys));
-  if (causal && len > 1) {
+  if (shape.logit_cap > 0) scores = num.round(at::tanh(scores / shape.logit_cap) * shape.logit_cap).to(at::kFloat);
+  if (shape.bias.defined()) scores.add_(shape.bias.narrow(-2, first_query, len).narrow(-1, span.first, keys));
+  const auto opts = at::TensorOptions().dtype(at::kLong).device(q.device());
+  if (shape.causal && shape.window > 0) {
+    // Key i is seen by query n when n - window < i <= n.
+    const auto n = at::arange(first_query, first_query + len, opts).unsqueeze(1);
+    const auto i = at::arange(span.first, span.end, opts).unsqueeze(0);
+    scores.masked_fill_(i.gt(n).logical_or(i.le(n - shape.window)), -std::numeric_limits<float>::infinity());
+  } else if (shape.causal && len > 1) {
     // Only the last `len` keys can lie after a query of this block.
-    const auto future = at::ones({len, len}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
+    const auto future = at::ones({len, len}, opts.dtype(at::kBool)).triu(1);
     scores.narrow(-1, keys - len, len).masked_fill_(future, -std::numeric_limits<float>::infinity());
   }
   const auto probs = num.round(at::softmax(scores, -1).to(q.scalar_type()));
@@ -80,46 +102,59 @@ at::Tensor attendBlock(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, const at::Tensor& bias,
                      const Numerics& num, int64_t query_block) {
+  AttentionShape shape;
+  shape.causal = causal;
+  shape.bias = bias;
+  return attention(q, k, v, shape, num, query_block);
+}
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionShape& shape,
+                     const Numerics& num, int64_t query_block) {
   const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), dh = q.size(3), key_heads = k.size(1);
   const int64_t groups = heads / key_heads;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
-#if TORCH_VERSION_MAJOR >= 2
-  if (useFusedAttention(bias, num)) {
+  const double scale = shape.scale > 0 ? shape.scale : 1.0 / std::sqrt(static_cast<double>(dh));
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  if (useFusedAttention(shape, seq, num)) {
     const auto keys = groups == 1 ? k : k.repeat_interleave(groups, 1);
     const auto values = groups == 1 ? v : v.repeat_interleave(groups, 1);
-    return at::scaled_dot_product_attention(q, keys, values, {}, 0.0, causal);
+    return at::scaled_dot_product_attention(q, keys, values, {}, 0.0, shape.causal, scale);
   }
 #else
   (void)useFusedAttention;
 #endif
   // Blocks of queries keep the [B,H,block,T] scores small (they stay in reused memory and in
-  // cache) and let a causal block skip the keys after it: half the products at long T.
-  // Query heads are grouped by the key head they share, so keys are never copied per head.
+  // cache) and let a causal block skip the keys after it (and before its window): half the
+  // products at long T. Query heads are grouped by the key head they share, so keys are
+  // never copied per head.
   const int64_t block = query_block > 0 ? std::min(query_block, seq) : seq;
   auto out = at::empty({batch, key_heads, groups, seq, dh}, q.options());
   const auto grouped_q = q.view({batch, key_heads, groups, seq, dh});
   for (int64_t start = 0; start < seq; start += block) {
     const int64_t len = std::min(block, seq - start);
-    const int64_t keys = causal ? start + len : seq;
+    const KeySpan span = keySpan(shape, start, len, seq);
     const auto q_block = grouped_q.narrow(3, start, len).reshape({batch, key_heads, groups * len, dh});
-    const auto ctx = attendBlock(q_block, k.narrow(2, 0, keys), v.narrow(2, 0, keys), heads, len, start, causal,
-                                 bias, scale, num);
+    const auto ctx = attendBlock(q_block, k.narrow(2, span.first, span.end - span.first),
+                                 v.narrow(2, span.first, span.end - span.first), heads, len, start, span, shape, scale, num);
     out.narrow(3, start, len).copy_(ctx.view({batch, key_heads, groups, len, dh}));
   }
   return out.view({batch, heads, seq, dh});
 }
 
-RotaryTables rotaryTables(int64_t seq_len, int64_t head_dim, double theta, const Numerics& num) {
+RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num) {
   // Angles in float64: at long positions float32 angles lose digits that the cos/sin keep.
   const auto dopt = at::TensorOptions().dtype(at::kDouble);
-  const auto inv_freq = 1.0 / at::pow(theta, at::arange(0, head_dim, 2, dopt) / static_cast<double>(head_dim));
+  const auto inv_freq = at::tensor(inverse_frequencies, dopt);
   const auto freqs = at::outer(at::arange(seq_len, dopt), inv_freq);
   const auto angles = at::cat({freqs, freqs}, -1);
   return {num.fit(at::cos(angles).to(at::kFloat)), num.fit(at::sin(angles).to(at::kFloat))};
 }
 
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {
-  const auto half = x.size(-1) / 2;
+  const auto dims = tables.cos.size(-1), half = dims / 2;
+  if (dims < x.size(-1)) {
+    const auto turned = applyRotary(x.narrow(-1, 0, dims), tables);
+    return at::cat({turned, x.narrow(-1, dims, x.size(-1) - dims)}, -1);
+  }
   const auto rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * tables.cos + rotated * tables.sin;
 }

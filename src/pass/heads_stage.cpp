@@ -36,7 +36,6 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
   const auto t0 = std::chrono::steady_clock::now();
   const auto& model = pass_model.model();
   const auto& config = model.config();
-  const auto positions = model.kernelPositions();
   int64_t blocks = 0, done = 0;
   for (const auto& layer : state.layers) blocks += layer.attention_input_sum.size() > 0;
   ProgressLine progress("heads", blocks, "blocks");
@@ -53,14 +52,27 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     block.means = layer.attention_input_sum / static_cast<double>(layer.sequences);
     block.samples = layer.attention_samples;
     const auto maps = model.queryKeyMaps(block_index);
+    const auto positions = model.kernelPositions(block_index, block.means.rows());
+    const bool normed = maps.q_norm.defined();
     for (int64_t h = 0; h < config.num_heads; ++h) {
-      // The key bias only where keys rotate: elsewhere it cancels in the softmax (HeadMaps).
-      const Eigen::VectorXd bk = positions.rope_theta > 0 ? Eigen::VectorXd(anova::toEigen(maps.bk[h])) : Eigen::VectorXd();
-      block.maps.push_back({anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h]), bk});
+      // The key bias only where keys rotate or are normed: elsewhere it cancels in the
+      // softmax (HeadMaps).
+      const bool key_bias = !positions.rope_inverse_frequencies.empty() || normed;
+      heads::HeadMaps head{anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h]),
+                           key_bias ? Eigen::VectorXd(anova::toEigen(maps.bk[h])) : Eigen::VectorXd()};
+      if (normed) {
+        head.q_norm = anova::toEigen(maps.q_norm[h]);
+        head.k_norm = anova::toEigen(maps.k_norm[h]);
+        head.norm_eps = maps.norm_eps;
+      }
+      block.maps.push_back(std::move(head));
       heads::KernelSettings k;
       k.causal = causal;
+      k.window = causal ? positions.window : 0;
       if (!positions.alibi_slopes.empty()) k.alibi_slope = positions.alibi_slopes.at(static_cast<size_t>(h));
-      if (positions.rope_theta > 0) k.rope_theta = positions.rope_theta;
+      k.rope = positions.rope_inverse_frequencies;
+      k.scale = positions.scale;
+      k.logit_cap = positions.logit_cap;
       block.kernel.push_back(k);
     }
     auto reports = heads::analyzeBlock(block, options);

@@ -77,7 +77,7 @@ TEST(HeadAnalysis, BlockProjectionsMatchEachHeadAlone) {
   for (const bool rope : {false, true}) {
     auto block = fourHeads(70, 8, 3);  // more queries than one causal product block
     block.maps[3].wk = block.maps[2].wk;
-    for (auto& k : block.kernel) k.rope_theta = rope ? 100.0 : 0.0;
+    for (auto& k : block.kernel) k.rope = rope ? plainRope(100.0, block.maps[0].wq.rows()) : std::vector<double>();
     HeadOptions o;
     o.kernel_skip = 3;
     const auto heads = analyzeBlock(block, o);

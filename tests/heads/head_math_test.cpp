@@ -12,9 +12,9 @@ TEST(HeadMath, ProjectionRotatesEachRowToItsPosition) {
   const Eigen::MatrixXd x = Eigen::MatrixXd::Random(5, 3);
   const Eigen::MatrixXd w = Eigen::MatrixXd::Random(4, 3);
   const Eigen::VectorXd bias = Eigen::VectorXd::Random(4);
-  const Eigen::MatrixXd plain = detail::project(x, w, &bias, 0);
+  const Eigen::MatrixXd plain = detail::project(x, w, &bias, {}, 0, detail::RotaryTable(5, {}));
   EXPECT_LT((plain - ((x * w.transpose()).rowwise() + bias.transpose())).norm(), 1e-12);
-  const Eigen::MatrixXd rotated = detail::project(x, w, &bias, 100.0);
+  const Eigen::MatrixXd rotated = detail::project(x, w, &bias, {}, 0, detail::RotaryTable(5, plainRope(100.0, 4)));
   for (Eigen::Index t = 0; t < 5; ++t)
     for (int j = 0; j < 2; ++j) {  // pair (j, j + 2) turns by t * 100^(-2j/4)
       const double a = static_cast<double>(t) * std::pow(100.0, -j / 2.0);
@@ -36,9 +36,43 @@ TEST(HeadMath, KeyRangesAndSoftmaxDenominator) {
   EXPECT_NEAR(log_z, 1001.0 + std::log(std::exp(-1.0) + 1.0 + std::exp(-2.0)), 1e-9);
   EXPECT_NEAR(logits.sum(), 1.0, 1e-15);
   EXPECT_NEAR(logits[1], 1.0 / (std::exp(-1.0) + 1.0 + std::exp(-2.0)), 1e-12);
-  const Eigen::RowVectorXd dots = Eigen::RowVectorXd::Constant(10, 2.0);
-  const Eigen::VectorXd row = detail::rowLogits(dots, 6, {2, 5}, 0.5, 0.25);
+  KernelSettings alibi;
+  alibi.alibi_slope = 0.25;
+  Eigen::VectorXd row = Eigen::VectorXd::Constant(5, 2.0);
+  detail::finishLogits(row, 6, {2, 5}, 0.5, alibi);
   for (int i = 0; i < 5; ++i) EXPECT_NEAR(row[i], 1.0 - 0.25 * (6 - (2 + i)), 1e-15);  // ALiBi: -m (n - i)
+}
+
+// Sliding windows keep keys i > n - window (from the skip on); the cap is cap tanh(x / cap)
+// of the scaled logit, before ALiBi.
+TEST(HeadMath, WindowedKeysAndCappedLogits) {
+  KernelSettings s;
+  s.skip = 2;
+  s.window = 3;
+  EXPECT_EQ(detail::keyRange(9, 12, s).first, 7);  // keys 7, 8, 9
+  EXPECT_EQ(detail::keyRange(9, 12, s).count, 3);
+  EXPECT_EQ(detail::keyRange(3, 12, s).first, 2);  // the skip still holds
+  EXPECT_EQ(detail::keyRange(3, 12, s).count, 2);
+  s.logit_cap = 2.0;
+  s.alibi_slope = 0.5;
+  Eigen::VectorXd row(2);
+  row << 10.0, -1.0;
+  detail::finishLogits(row, 3, {2, 2}, 0.5, s);
+  EXPECT_NEAR(row[0], 2.0 * std::tanh(5.0 / 2.0) - 0.5, 1e-15);
+  EXPECT_NEAR(row[1], 2.0 * std::tanh(-0.5 / 2.0), 1e-15);
+}
+
+// Qwen3's per-head RMSNorm: each row over its root mean square (with eps), times the weights.
+TEST(HeadMath, NormRowsIsRmsNormWithWeights) {
+  Eigen::MatrixXd y(2, 4);
+  y << 1, 2, 3, 4, -2, 0, 0, 2;
+  const Eigen::MatrixXd raw = y;
+  const Eigen::VectorXd w = (Eigen::VectorXd(4) << 1, 0.5, 2, -1).finished();
+  detail::normRows(y, w, 1e-6);
+  for (Eigen::Index t = 0; t < 2; ++t) {
+    const double rms = std::sqrt(raw.row(t).squaredNorm() / 4 + 1e-6);
+    for (Eigen::Index j = 0; j < 4; ++j) EXPECT_NEAR(y(t, j), raw(t, j) / rms * w[j], 1e-14);
+  }
 }
 
 // The entropy from the normaliser against -sum a log a of the weights, from near one-hot

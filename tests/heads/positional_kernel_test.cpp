@@ -56,7 +56,7 @@ TEST(PositionalKernel, RopeWithConstantKeysFollowsTheRotation) {
   HeadMaps head{Eigen::MatrixXd::Identity(d, d), Eigen::VectorXd::Zero(d), Eigen::MatrixXd::Identity(d, d), {}};
   KernelSettings s;
   s.skip = 0;
-  s.rope_theta = 10.0;
+  s.rope = plainRope(10.0, d);
   const auto k = positionalKernel(head, means, s);
   const Eigen::Index n = 11;
   Eigen::VectorXd logits(n + 1);

@@ -25,7 +25,7 @@ TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
   for (double theta : {0.0, 50.0}) {
     KernelSettings s;
     s.skip = 3;
-    s.rope_theta = theta;
+    if (theta > 0) s.rope = plainRope(theta, 4);
     s.alibi_slope = theta > 0 ? 0.0 : 0.3;
     const auto sampled = sampleAttention(head, means, stack({means, means, means}), s);
     const Eigen::MatrixXd kernel = positionalKernel(head, means, s);

@@ -82,7 +82,7 @@ TEST(Ops, GroupedQueryAttentionSharesKeyHeads) {
 
 TEST(Ops, RotaryRotatesPairsOfHalves) {
   const auto num = Numerics::parse("float32", "cpu");
-  const auto tables = ops::rotaryTables(3, 4, 10000.0, num);
+  const auto tables = ops::rotaryTables(3, {1.0, 0.01}, num);  // theta 10000 over 4 dims
   // Position 2, frequency index 1: angle 2 * 10000^(-2/4) = 0.02.
   EXPECT_NEAR(tables.cos[2][1].item<float>(), std::cos(0.02f), 1e-7);
   EXPECT_NEAR(tables.sin[2][3].item<float>(), std::sin(0.02f), 1e-7);
@@ -92,6 +92,41 @@ TEST(Ops, RotaryRotatesPairsOfHalves) {
   EXPECT_NEAR(y[0][0][2][2].item<float>(), std::sin(2.0f), 1e-6);
   // Rotation keeps norms.
   EXPECT_TRUE(at::allclose(y.norm(2, -1), x.norm(2, -1)));
+}
+
+// GPT-NeoX's partial rotary: the first 2F dims turn as a head of 2F would, the rest pass.
+TEST(Ops, PartialRotaryTurnsTheFirstDimsOnly) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const auto x = at::randn({1, 2, 5, 8});
+  const auto tables = ops::rotaryTables(5, {1.0, 0.1}, num);
+  const auto y = ops::applyRotary(x, tables);
+  EXPECT_TRUE(at::equal(y.narrow(-1, 4, 4), x.narrow(-1, 4, 4)));
+  EXPECT_TRUE(at::allclose(y.narrow(-1, 0, 4), ops::applyRotary(x.narrow(-1, 0, 4).contiguous(), tables)));
+  EXPECT_FALSE(at::allclose(y.narrow(-1, 0, 4), x.narrow(-1, 0, 4)));
+}
+
+// Sliding windows (keys i > n - w), a logit scale and Gemma-2's soft cap against the
+// formula, with every query block size (the window's first key moves inside a block).
+TEST(Ops, WindowsScalesAndCapsMatchTheFormula) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const int64_t t = 11, window = 3;
+  const auto q = at::randn({2, 4, t, 8}) * 2, k = at::randn({2, 2, t, 8}), v = at::randn({2, 2, t, 8});
+  const auto keys = k.repeat_interleave(2, 1), values = v.repeat_interleave(2, 1);
+  const auto n = at::arange(t).unsqueeze(1), i = at::arange(t).unsqueeze(0);
+  auto scores = at::matmul(q, keys.transpose(-1, -2)) * 0.7;
+  scores = at::tanh(scores / 1.5) * 1.5;
+  scores = scores.masked_fill(i.gt(n).logical_or(i.le(n - window)), -INFINITY);
+  const auto expected = at::matmul(at::softmax(scores, -1), values);
+  ops::AttentionShape shape;
+  shape.window = window;
+  shape.scale = 0.7;
+  shape.logit_cap = 1.5;
+  for (int64_t block : {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{0}})
+    EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num, block), expected, 1e-5, 1e-6)) << "block " << block;
+  shape.window = t;  // a window as long as the sequence is no window
+  shape.logit_cap = 0;
+  shape.scale = 0;
+  EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num), textbookAttention(q, k, v, true, {}), 1e-5, 1e-6));
 }
 
 TEST(Ops, NormsAndActivations) {

@@ -282,5 +282,59 @@ TEST(Heads, Qwen2RotatedKeyBiasByHand) {
   expectRotaryKernelsByHand(report, f, "model.layers.0.self_attn.", 4, 2, 12, true);
 }
 
+// One token repeated: every window and every context alike, so each head's kernel is its
+// attention. Against transformers' own attention maps on that input (tools/hf-goldens), in
+// every block of every family: learned positions, ALiBi, plain and scaled RoPE (llama3,
+// linear, dynamic), sliding windows, soft caps and scales (Gemma-2), q/k norms (Qwen3).
+class KernelIsTransformersAttention : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
+  ScratchDir s;
+  const auto dir = hfFixtureDir(GetParam());
+  const auto golden = io::SafetensorsFile::open(dir / "golden.safetensors");
+  const auto ids = model::tensorFromView(*golden.find("constant_ids"));
+  const int64_t t = ids.size(1), token = ids[0][0].item<int64_t>();
+  std::string corpus;
+  for (int64_t i = 0; i < 4 * t; ++i) corpus.append(reinterpret_cast<const char*>(&token), 2);  // uint16, little-endian
+  writeFile(s / "constant.bin", corpus);
+  pass::AnalyzeOptions job;
+  job.model = dir.string();
+  job.corpus.path = (s / "constant.bin").string();
+  job.num_seqs = 4;
+  job.seq_len = t;
+  job.heads = true;
+  job.kernel_skip = 0;
+  job.report.screenot_k = 3;
+  job.out = s / "report";
+  jobs::runAnalyzeJob(job);
+  int64_t blocks = 0;
+  for (int64_t b = 0; golden.find("constant_attention." + std::to_string(b)); ++b, ++blocks) {
+    const auto attention = model::tensorFromView(*golden.find("constant_attention." + std::to_string(b))).to(at::kDouble)[0];
+    const Eigen::MatrixXd profile = readCsv(job.out / ("kernel_B" + std::to_string(b) + ".csv"));
+    const Eigen::MatrixXd etc = readCsv(job.out / ("etc_B" + std::to_string(b) + ".csv"));
+    ASSERT_EQ(profile.rows(), attention.size(0)) << "block " << b;
+    for (Eigen::Index h = 0; h < profile.rows(); ++h) {
+      const Eigen::MatrixXd a = anova::toEigen(attention[h]);  // [query, key]
+      for (Eigen::Index i = 0; i < t; ++i)
+        EXPECT_NEAR(profile(h, i), a(t - 1, i), 2e-5) << "block " << b << " head " << h << " key " << i;
+      for (Eigen::Index n = 0; n < t; ++n)
+        EXPECT_NEAR(etc(h, n), 1.0 / a.row(n).squaredNorm(), 1e-4 * etc(h, n)) << "block " << b << " head " << h;
+    }
+  }
+  EXPECT_EQ(blocks, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
+                         ::testing::Values("hf-gpt2", "hf-bert", "hf-bloom", "hf-llama", "hf-llama3", "hf-llama-linear",
+                                           "hf-llama-dynamic", "hf-mistral", "hf-qwen2", "hf-qwen2-sliding", "hf-qwen3",
+                                           "hf-gemma", "hf-gemma2", "hf-gpt-neox", "hf-gpt-neox-serial",
+                                           "hf-gpt-neo", "hf-roberta"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           std::string n = param.param;
+                           for (auto& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -16,6 +16,15 @@ namespace fs = std::filesystem;
 
 fs::path hfFixtureDir(const std::string& name) { return fs::path(POSGEOM_SOURCE_DIR) / "tests" / "fixtures" / "hf" / name; }
 
+fs::path editedHfFixture(const fs::path& dir, const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+  const auto copy = dir / "m";
+  fs::copy(hfFixtureDir(name), copy, fs::copy_options::recursive);
+  auto config = nlohmann::json::parse(readFile(copy / "config.json"));
+  edit(config);
+  writeFile(copy / "config.json", config.dump(2));
+  return copy;
+}
+
 fs::path realModelDir(const std::string& name) {
   const char* env = std::getenv("POSGEOM_REAL_MODELS");
   const fs::path dir = (env && *env ? fs::path(env) : fs::path(POSGEOM_SOURCE_DIR) / ".cache" / "models") / name;

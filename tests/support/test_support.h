@@ -17,6 +17,9 @@ std::filesystem::path sharedDir();
 // Hugging Face transformers' own fixtures (tools/hf-goldens), committed with the tests:
 // tests/fixtures/hf/<name>/ holds the model and golden.safetensors, computed in float64.
 std::filesystem::path hfFixtureDir(const std::string& name);
+// A copy of that fixture at <dir>/m with its config.json edited: what a family reads of it.
+std::filesystem::path editedHfFixture(const std::filesystem::path& dir, const std::string& name,
+                                      const std::function<void(nlohmann::json&)>& edit);
 // A real pretrained checkpoint that tools/real-models fetches: $POSGEOM_REAL_MODELS/<name>,
 // else .cache/models/<name> in the checkout. Empty when it is not there (complete).
 std::filesystem::path realModelDir(const std::string& name);

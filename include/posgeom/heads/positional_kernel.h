@@ -3,6 +3,7 @@
 // over positions when queries and keys are the mean attention inputs P_i. Eigen only.
 #include <Eigen/Dense>
 #include <string>
+#include <vector>
 
 namespace posgeom::heads {
 
@@ -14,14 +15,25 @@ struct HeadMaps {
   // cancels in the softmax, so it is left out (k0); under RoPE it turns with its key's
   // position and does not: the heads stage gives it for rotary heads only (Qwen2).
   Eigen::VectorXd bk;
+  // [dh] or empty: Qwen3's per-head RMSNorm of q (after the bias, before RoPE), and of k.
+  Eigen::VectorXd q_norm{}, k_norm{};
+  double norm_eps = 1e-6;
 };
 
 struct KernelSettings {
   bool causal = true;         // keys i <= n; false: every key (BERT)
   int64_t skip = 5;           // keys before this position are outside the softmax
+  int64_t window = 0;         // > 0 (causal): only keys i > n - window (sliding window)
   double alibi_slope = 0;     // BLOOM: bias -slope (n - i)
-  double rope_theta = 0;      // Llama: rotate q at n and k at i (Hugging Face rotate_half)
+  // RoPE: q turned at n and k at i (Hugging Face rotate_half over the first 2 x size dims,
+  // pair j at inverse frequency rope[j]); empty: no rotation.
+  std::vector<double> rope;
+  double scale = 0;           // logit scale; 0: 1/sqrt(dh)
+  double logit_cap = 0;       // > 0: logits capped to cap tanh(logit / cap) before ALiBi (Gemma-2)
 };
+
+// RoPE's plain inverse frequencies theta^(-2j/r), j < r/2, for the first r dims of a head.
+std::vector<double> plainRope(double theta, int64_t rotary_dims);
 
 // K [T, T] with the mean embedding as query: row n is K_n(i) over keys i (zero outside
 // the softmax's range); rows n < skip are zero. `means` [T, d] holds P_i for i = 0..T-1.

@@ -40,19 +40,27 @@ struct ForwardOutputs {
 };
 
 // Each query head's query and key maps in float32: q = wq x + bq, k = wk x + bk for the
-// normed attention input x. Key maps are per query head (grouped-query heads expanded).
+// normed attention input x, then (Qwen3) each head's RMSNorm with its weights q_norm,
+// k_norm. Key maps are per query head (grouped-query heads expanded).
 struct QueryKeyMaps {
   at::Tensor wq;  // [H, dh, d]
   at::Tensor bq;  // [H, dh], zeros where the model has no bias
   at::Tensor wk;  // [H, dh, d]
   at::Tensor bk;  // [H, dh]
+  at::Tensor q_norm{}, k_norm{};  // [H, dh] per-head RMSNorm scales; undefined: no such norm
+  double norm_eps = 1e-6;
 };
 
 // How a head's logits depend on position beyond its inputs, as the architecture applies
 // it: what the heads analysis must apply to reproduce the model's attention.
 struct KernelPositions {
   std::vector<double> alibi_slopes;  // per query head; empty: no ALiBi bias
-  double rope_theta = 0;             // > 0: queries and keys rotated (RoPE, rotate_half); 0: none
+  // RoPE's inverse frequencies, one per turning pair (rotate_half over the first
+  // 2 x size dims of each head); empty: no rotation.
+  std::vector<double> rope_inverse_frequencies;
+  int64_t window = 0;    // > 0: a query sees only keys i > n - window
+  double scale = 0;      // logit scale; 0: 1/sqrt(dh)
+  double logit_cap = 0;  // > 0: logits capped to cap tanh(logit / cap)
 };
 
 class Model {
@@ -72,7 +80,9 @@ class Model {
   virtual bool hasLmHead() const = 0;
   // Per-head ALiBi slopes [H] (float32), undefined for other schemes.
   virtual at::Tensor alibiSlopes() const { return {}; }
-  virtual KernelPositions kernelPositions() const = 0;
+  // Block `block`'s positional terms for windows of `seq_len`: by default the config's RoPE,
+  // window, scale and cap; ALiBi families add their slopes.
+  virtual KernelPositions kernelPositions(int64_t block, int64_t seq_len) const;
 
  protected:
   bool causalFor(const ForwardRequest& r) const { return r.causal.value_or(!config_.bidirectional); }
@@ -80,8 +90,8 @@ class Model {
   // Checks ids [B,T] against the vocabulary and positions (InputError) and moves them to
   // the device.
   at::Tensor idsOnDevice(const at::Tensor& ids) const;
-  // An ALiBi architecture's kernel positions from its slopes [H] (none when undefined).
-  static KernelPositions alibiKernelPositions(const at::Tensor& slopes);
+  // The config's kernel positions with ALiBi slopes [H] added (none when undefined).
+  KernelPositions alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const;
   static void emitHidden(const ForwardRequest& r, int64_t layer, const at::Tensor& hidden) {
     if (r.observer) r.observer->onHidden(layer, hidden);
   }

@@ -3,11 +3,30 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace posgeom::model {
 
 enum class PositionScheme { kLearned, kAlibi, kRope, kNone };
 const char* positionSchemeName(PositionScheme scheme);
+
+// RoPE as Hugging Face's rope_parameters (rope_scaling before transformers 5) define it:
+// the base, the share of each head that turns, and the frequency scalings real models use.
+struct RopeConfig {
+  double theta = 10000.0;
+  std::string type = "default";  // default, linear, dynamic, llama3
+  double factor = 1.0;           // linear, dynamic, llama3
+  double low_freq_factor = 1.0;  // llama3
+  double high_freq_factor = 4.0;
+  int64_t original_max_positions = 0;  // llama3: the pretraining context
+  double partial_rotary_factor = 1.0;  // the first int(head_dim x factor) dims turn (GPT-NeoX's rotary_pct)
+};
+
+// The inverse frequency of each turning pair (j, j + r/2), r = the rotary dims, for windows
+// of `seq_len` (dynamic NTK scaling grows its base past max_positions, as transformers does
+// for the longest position it sees). Torch-free: the heads analysis turns by the same angles.
+std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int64_t head_dim, int64_t max_positions,
+                                           int64_t seq_len);
 
 struct ModelConfig {
   std::string model_type;
@@ -22,13 +41,27 @@ struct ModelConfig {
   int64_t type_vocab_size = 0;
   double norm_eps = 1e-5;
   std::string activation;  // gelu, gelu_new, silu, ...
-  double rope_theta = 10000.0;
+  RopeConfig rope;
   bool tie_word_embeddings = true;
+  bool attention_bias = false;     // biases on q, k, v and o (Llama-style; GPT-NeoX's default)
+  bool parallel_residual = false;  // GPT-NeoX: attention and MLP both read the block's input
   bool bidirectional = false;  // BERT; causal for the others
+  int64_t padding_idx = -1;    // RoBERTa: positions count the non-padding tokens from padding_idx + 1
   PositionScheme positions = PositionScheme::kLearned;
   std::string stored_dtype;  // torch_dtype as declared, informational
+  int64_t head_dim = 0;      // 0: hidden_size / num_heads (Gemma and Qwen3 set their own)
+  // Attention beyond the plain softmax(q k / sqrt(dh)): per block, the sliding window of keys
+  // a query sees (keys i > n - window; 0 or absent: all); the logit scale (0: 1/sqrt(dh));
+  // Gemma-2's soft caps cap tanh(x / cap) on the attention logits and on the LM head's.
+  std::vector<int64_t> attention_windows;
+  double attention_scale = 0;
+  double attention_logit_cap = 0;
+  double final_logit_cap = 0;
 
-  int64_t headDim() const { return hidden_size / num_heads; }
+  int64_t headDim() const { return head_dim > 0 ? head_dim : hidden_size / num_heads; }
+  int64_t attentionWindow(int64_t block) const {
+    return block >= 0 && block < static_cast<int64_t>(attention_windows.size()) ? attention_windows[static_cast<size_t>(block)] : 0;
+  }
 };
 
 }  // namespace posgeom::model

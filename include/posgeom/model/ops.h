@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
 #include "posgeom/model/numerics.h"
 
@@ -21,20 +22,32 @@ bool isKnownActivation(const std::string& name);
 at::Tensor splitHeads(const at::Tensor& x, int64_t heads);  // [B,T,H*dh] -> [B,H,T,dh]
 at::Tensor mergeHeads(const at::Tensor& x);                 // [B,H,T,dh] -> [B,T,H*dh]
 
+// What a family's attention adds to softmax(q k^T / sqrt(dh)).
+struct AttentionShape {
+  bool causal = true;     // mask keys after the query
+  int64_t window = 0;     // causal only: > 0 keeps keys i > n - window (sliding window)
+  double scale = 0;       // logit scale; 0: 1/sqrt(dh)
+  double logit_cap = 0;   // > 0: scaled logits become cap tanh(logit / cap) (Gemma-2)
+  at::Tensor bias;        // [H,T,T] or [1,H,T,T] added to the logits (ALiBi); may be undefined
+};
+
 // Scaled dot-product attention. q [B,H,T,dh]; k, v [B,Hk,T,dh] with H a multiple of Hk
-// (grouped-query heads share key heads). bias [H,T,T] or [1,H,T,T] is added to the scaled
-// logits (ALiBi); `causal` masks keys after the query. Queries go in blocks of
-// `query_block` (0: all at once); the result does not depend on it.
+// (grouped-query heads share key heads). Queries go in blocks of `query_block` (0: all at
+// once); the result does not depend on it.
 inline constexpr int64_t kQueryBlock = 128;
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionShape& shape,
+                     const Numerics& num, int64_t query_block = kQueryBlock);
+// The plain case: causal or not, with an optional bias.
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
                      const at::Tensor& bias, const Numerics& num, int64_t query_block = kQueryBlock);
 
-// RoPE in the Hugging Face convention (rotate_half over the two halves of each head).
+// RoPE in the Hugging Face convention: rotate_half over the first 2 x F dims of each head
+// (F inverse frequencies; the rest of the head passes unturned, GPT-NeoX's partial rotary).
 struct RotaryTables {
-  at::Tensor cos;  // [T, dh]
-  at::Tensor sin;  // [T, dh]
+  at::Tensor cos;  // [T, 2F]
+  at::Tensor sin;  // [T, 2F]
 };
-RotaryTables rotaryTables(int64_t seq_len, int64_t head_dim, double theta, const Numerics& num);
+RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num);
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables);  // x [B,H,T,dh]
 
 // ALiBi slopes for any head count, as BLOOM defines them (non-powers of two interleaved).

@@ -11,9 +11,16 @@ namespace posgeom::model {
 
 Architecture bertArchitecture();
 Architecture bloomArchitecture();
+Architecture gemmaArchitecture();
+Architecture gemma2Architecture();
 Architecture gpt2Architecture();
+Architecture gptNeoArchitecture();
+Architecture gptNeoXArchitecture();
 Architecture llamaArchitecture();
+Architecture mistralArchitecture();
 Architecture qwen2Architecture();
+Architecture qwen3Architecture();
+Architecture robertaArchitecture();
 
 // What a family's own models have where a shape leaves it open.
 struct ShapeDefaults {

@@ -1,7 +1,8 @@
 // BERT: learned absolute positions plus token type 0, post-LN blocks, bidirectional by
 // default. hidden.0 is LayerNorm(word + position + type). The MLM head is optional.
+// RoBERTa (roberta.cpp) is this model with its own positions and head names (BertStyle).
+#include "bert_style.h"
 #include "posgeom/base/error.h"
-#include "architectures.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
 #include "posgeom/model/tensor_specs.h"
@@ -9,6 +10,8 @@
 
 namespace posgeom::model {
 namespace {
+
+using bert_style::BertStyle;
 
 std::string layer(int64_t i) { return "encoder.layer." + std::to_string(i) + "."; }
 
@@ -33,9 +36,9 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
-  return {{"architectures", {"BertForMaskedLM"}},
-          {"model_type", "bert"},
+nlohmann::json toConfigJson(const ModelConfig& m, const BertStyle& style) {
+  nlohmann::json j = {{"architectures", {style.architecture}},
+          {"model_type", style.model_type},
           {"vocab_size", m.vocab_size},
           {"hidden_size", m.hidden_size},
           {"num_hidden_layers", m.num_layers},
@@ -47,9 +50,11 @@ nlohmann::json toConfigJson(const ModelConfig& m) {
           {"layer_norm_eps", m.norm_eps},
           {"position_embedding_type", "absolute"},
           {"torch_dtype", "float32"}};
+  if (m.padding_idx >= 0) j["pad_token_id"] = m.padding_idx;
+  return j;
 }
 
-std::vector<TensorSpec> tensors(const ModelConfig& m) {
+std::vector<TensorSpec> tensors(const ModelConfig& m, const BertStyle& style) {
   const int64_t d = m.hidden_size, f = m.intermediate_size;
   TensorSpecs s;
   s.table("embeddings.word_embeddings.weight", {m.vocab_size, d})
@@ -70,18 +75,19 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .norm(l + "output.LayerNorm", d);
   }
   // The MLM head, present in BertForMaskedLM / BertForPreTraining checkpoints.
-  s.output("cls.predictions.transform.dense.weight", {d, d})
-      .output("cls.predictions.transform.dense.bias", {d})
-      .output("cls.predictions.transform.LayerNorm.weight", {d})
-      .output("cls.predictions.transform.LayerNorm.bias", {d})
-      .output("cls.predictions.bias", {m.vocab_size})
-      .output("cls.predictions.decoder.weight", {m.vocab_size, d});
+  const auto& h = style.head;
+  s.output(h.dense + ".weight", {d, d})
+      .output(h.dense + ".bias", {d})
+      .output(h.norm + ".weight", {d})
+      .output(h.norm + ".bias", {d})
+      .output(h.bias, {m.vocab_size})
+      .output(h.decoder + ".weight", {m.vocab_size, d});
   return s.take();
 }
 
 class BertModel final : public Model {
  public:
-  BertModel(const ModelConfig& config, const Weights& w, const Numerics& num) : Model(config, num) {
+  BertModel(const ModelConfig& config, const Weights& w, const Numerics& num, const BertStyle& style) : Model(config, num) {
     word_ = w.get("embeddings.word_embeddings.weight");
     position_ = w.get("embeddings.position_embeddings.weight");
     type0_ = w.get("embeddings.token_type_embeddings.weight")[0];
@@ -98,16 +104,15 @@ class BertModel final : public Model {
                          g("output.dense.weight"), g("output.dense.bias"),
                          {g("output.LayerNorm.weight"), g("output.LayerNorm.bias")}});
     }
-    const std::string head = "cls.predictions.";
-    has_head_ = w.has(head + "transform.dense.weight") && w.has(head + "transform.dense.bias") &&
-                w.has(head + "transform.LayerNorm.weight") && w.has(head + "transform.LayerNorm.bias") &&
-                w.has(head + "bias");
+    const auto& h = style.head;
+    has_head_ = w.has(h.dense + ".weight") && w.has(h.dense + ".bias") && w.has(h.norm + ".weight") &&
+                w.has(h.norm + ".bias") && w.has(h.bias);
     if (has_head_) {
-      head_dense_w_ = w.get(head + "transform.dense.weight");
-      head_dense_b_ = w.get(head + "transform.dense.bias");
-      head_ln_ = {w.get(head + "transform.LayerNorm.weight"), w.get(head + "transform.LayerNorm.bias")};
-      decoder_ = w.has(head + "decoder.weight") ? w.get(head + "decoder.weight") : word_;
-      decoder_bias_ = w.get(head + "bias");
+      head_dense_w_ = w.get(h.dense + ".weight");
+      head_dense_b_ = w.get(h.dense + ".bias");
+      head_ln_ = {w.get(h.norm + ".weight"), w.get(h.norm + ".bias")};
+      decoder_ = w.has(h.decoder + ".weight") ? w.get(h.decoder + ".weight") : word_;
+      decoder_bias_ = w.get(h.bias);
     }
   }
 
@@ -117,7 +122,7 @@ class BertModel final : public Model {
     const bool causal = causalFor(r);
     const int64_t last = lastLayerFor(r);
     const auto ids = idsOnDevice(r.ids);
-    const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
+    const auto positions = positionIds(ids);
     const auto emb = num.round(at::embedding(word_, ids) + at::embedding(position_, positions) + type0_);
     auto x = ops::layerNorm(emb, emb_ln_.w, emb_ln_.b, c.norm_eps, num);
     emitHidden(r, 0, x);
@@ -152,12 +157,24 @@ class BertModel final : public Model {
     return {w(l.q_w), b(l.q_b), w(l.k_w), b(l.k_b)};
   }
 
-  KernelPositions kernelPositions() const override { return {}; }  // learned positions, in the inputs
-
   bool hasFinalNorm() const override { return false; }
   bool hasLmHead() const override { return has_head_; }
 
  private:
+  // BERT: 0..T-1. RoBERTa: padding_idx + the count of non-padding tokens up to and including
+  // each one, and padding_idx itself at a padding token (transformers'
+  // create_position_ids_from_input_ids).
+  at::Tensor positionIds(const at::Tensor& ids) const {
+    const auto& c = config();
+    if (c.padding_idx < 0) return at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(ids.device()));
+    if (ids.size(1) + c.padding_idx >= c.max_positions)
+      throw InputError("input_ids", "sequence length " + std::to_string(ids.size(1)) + " exceeds the model's " +
+                                        std::to_string(c.max_positions - c.padding_idx - 1) +
+                                        " positions (max_position_embeddings less padding_idx + 1)");
+    const auto real = ids.ne(c.padding_idx).to(at::kLong);
+    return at::cumsum(real, 1) * real + c.padding_idx;
+  }
+
   struct Norm {
     at::Tensor w, b;
   };
@@ -177,9 +194,28 @@ class BertModel final : public Model {
 
 }  // namespace
 
+namespace bert_style {
+
+Architecture defineFamily(ArchitectureNames names, BertStyle style) {
+  return defineArchitecture(
+      std::move(names),
+      [style](const io::JsonConfig& c) {
+        ModelConfig m = parseConfig(c);
+        if (style.roberta_positions) m.padding_idx = c.positiveInt({"pad_token_id"}, 1);
+        return m;
+      },
+      [style](const ModelConfig& m) { return toConfigJson(m, style); },
+      [style](const ModelConfig& m) { return tensors(m, style); },
+      [style](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
+        return std::make_unique<BertModel>(c, w, n, style);
+      },
+      {"gelu", true, PositionScheme::kLearned});
+}
+
+}  // namespace bert_style
+
 Architecture bertArchitecture() {
-  return defineArchitecture<BertModel>({"bert", "BERT", {"bert."}}, parseConfig, toConfigJson, tensors,
-                                   {"gelu", true, PositionScheme::kLearned});
+  return bert_style::defineFamily({"bert", "BERT", {"bert."}}, {"bert", "BertForMaskedLM", false, {}});
 }
 
 }  // namespace posgeom::model

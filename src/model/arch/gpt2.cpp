@@ -145,7 +145,9 @@ class Gpt2Model final : public Model {
 
   bool hasLmHead() const override { return true; }
   at::Tensor alibiSlopes() const override { return slopes_; }
-  KernelPositions kernelPositions() const override { return alibiKernelPositions(slopes_); }
+  KernelPositions kernelPositions(int64_t block, int64_t seq_len) const override {
+    return alibiKernelPositions(slopes_, block, seq_len);
+  }
 
  private:
   struct Norm {

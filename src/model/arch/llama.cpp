@@ -1,14 +1,12 @@
-// Llama / Llama-2 (and Llama-3 checkpoints without rope scaling): the Llama-style decoder
-// (llama_style.h) with no biases.
+// Llama, Llama-2, Llama-3 / 3.1 / 3.2: the Llama-style decoder (llama_style.h), RoPE plain or
+// scaled (llama3, linear, dynamic), biases only with attention_bias.
 #include "llama_style.h"
 
 namespace posgeom::model {
 
 Architecture llamaArchitecture() {
-  return llama_style::defineFamily({"llama", "Llama", {"model."}}, {"llama", "LlamaForCausalLM", /*qkv_bias=*/false},
-                                   [](const io::JsonConfig& c) {
-                                     if (c.boolean({"attention_bias"}, false)) c.fail("attention_bias = true is not supported");
-                                   });
+  return llama_style::defineFamily({"llama", "Llama", {"model."}}, {"llama", "LlamaForCausalLM"},
+                                   [](const io::JsonConfig&, ModelConfig&) {});
 }
 
 }  // namespace posgeom::model

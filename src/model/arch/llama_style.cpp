@@ -1,39 +1,15 @@
 #include "llama_style.h"
 
+#include <cmath>
+
 #include "posgeom/base/error.h"
 #include "posgeom/model/load/weights.h"
-#include "posgeom/model/ops.h"
+#include "rope_config.h"
 
 namespace posgeom::model::llama_style {
 namespace {
 
 std::string layer(int64_t i) { return "layers." + std::to_string(i) + "."; }
-
-// RoPE's base and variant. transformers 5 writes rope_parameters {rope_theta, rope_type,
-// ...}; earlier versions rope_theta and rope_scaling. Only the plain rotation is read:
-// a scaled one (llama3, linear, dynamic, yarn) or a partial one would silently give other
-// positions than the model's, so it is refused by name.
-double ropeTheta(const io::JsonConfig& c) {
-  const auto& j = c.json();
-  std::string type = "default";
-  double theta = c.number({"rope_theta"}, 10000.0);
-  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
-    const auto& p = j["rope_parameters"];
-    if (!p.contains("rope_theta") || !p["rope_theta"].is_number()) c.fail("rope_parameters has no numeric rope_theta");
-    theta = p["rope_theta"].get<double>();
-    if (p.contains("rope_type") && p["rope_type"].is_string()) type = p["rope_type"].get<std::string>();
-    if (p.contains("partial_rotary_factor") && p["partial_rotary_factor"].is_number() &&
-        p["partial_rotary_factor"].get<double>() != 1.0)
-      c.fail("rope_parameters.partial_rotary_factor other than 1 is not supported yet");
-  } else if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
-    const auto& s = j["rope_scaling"];
-    type = s.value("rope_type", s.value("type", std::string("unknown")));
-  }
-  if (type != "default")
-    c.fail("RoPE of type '" + type + "' (rope_scaling / rope_parameters) is not supported yet: only the plain rotation");
-  if (!(theta > 0)) c.fail("rope_theta must be positive");
-  return theta;
-}
 
 }  // namespace
 
@@ -47,70 +23,140 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.intermediate_size = c.requirePositiveInt({"intermediate_size"});
   m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
   m.norm_eps = c.number({"rms_norm_eps"}, 1e-6);
-  m.rope_theta = ropeTheta(c);
+  m.rope = readRopeConfig(c);
   m.activation = c.string({"hidden_act"}, "silu");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported hidden_act '" + m.activation + "'");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, false);
-  if (c.json().contains("head_dim") && c.json()["head_dim"].is_number_integer() &&
-      c.json()["head_dim"].get<int64_t>() * m.num_heads != m.hidden_size)
-    c.fail("head_dim x num_attention_heads must equal hidden_size");
+  m.attention_bias = c.boolean({"attention_bias"}, false);
+  const auto& j = c.json();
+  if (j.contains("head_dim") && !j["head_dim"].is_null()) m.head_dim = c.requirePositiveInt({"head_dim"});
+  if (m.head_dim == 0 && m.hidden_size % m.num_heads != 0) c.fail("hidden_size is not divisible by num_attention_heads");
+  // transformers' Llama-style attention turns whole heads (its cos and sin would not fit a part).
+  if (m.rope.partial_rotary_factor != 1.0) c.fail("partial_rotary_factor other than 1 is not supported by this family");
   if (c.boolean({"mlp_bias"}, false)) c.fail("mlp_bias = true is not supported");
   m.positions = PositionScheme::kRope;
   return m;
 }
 
+std::vector<int64_t> layerWindows(const io::JsonConfig& c, int64_t layers, const std::function<bool(int64_t)>& default_sliding,
+                                  int64_t default_window) {
+  const auto& j = c.json();
+  const bool absent = !j.contains("sliding_window");
+  const bool has_window = absent ? default_window > 0 : !j["sliding_window"].is_null();
+  const int64_t window = absent ? default_window : has_window ? c.requirePositiveInt({"sliding_window"}) : 0;
+  std::vector<int64_t> windows(static_cast<size_t>(layers), 0);
+  if (j.contains("layer_types") && j["layer_types"].is_array()) {
+    const auto& types = j["layer_types"];
+    if (static_cast<int64_t>(types.size()) != layers) c.fail("layer_types must name one type per layer");
+    for (int64_t i = 0; i < layers; ++i) {
+      const auto& t = types[static_cast<size_t>(i)];
+      const std::string type = t.is_string() ? t.get<std::string>() : "";
+      if (type == "sliding_attention") {
+        if (!has_window) c.fail("layer_types has sliding_attention layers but sliding_window is not set");
+        windows[static_cast<size_t>(i)] = window;
+      } else if (type != "full_attention") {
+        c.fail("layer_types entry '" + type + "' is not supported (full_attention, sliding_attention)");
+      }
+    }
+    return windows;
+  }
+  for (int64_t i = 0; i < layers && has_window; ++i)
+    if (default_sliding(i)) windows[static_cast<size_t>(i)] = window;
+  return windows;
+}
+
+// Qwen2's and Qwen3's windows: none unless use_sliding_window.
+void qwenWindows(const io::JsonConfig& c, ModelConfig& m) {
+  if (!c.boolean({"use_sliding_window"}, false)) return;
+  const int64_t first = c.positiveInt({"max_window_layers"}, 28);
+  m.attention_windows = layerWindows(c, m.num_layers, [first](int64_t i) { return i >= first; });
+}
+
+// What Gemma and Gemma-2 share.
+void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation_key) {
+  m.activation = c.string({activation_key}, "gelu_pytorch_tanh");
+  if (m.activation == "gelu") m.activation = "gelu_pytorch_tanh";
+  if (!ops::isKnownActivation(m.activation)) c.fail("unsupported " + std::string(activation_key) + " '" + m.activation + "'");
+  m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
+  if (!c.json().contains("head_dim")) m.head_dim = 256;
+}
+
 nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style) {
-  return {{"architectures", {style.architecture}},
-          {"model_type", style.model_type},
-          {"vocab_size", m.vocab_size},
-          {"hidden_size", m.hidden_size},
-          {"num_hidden_layers", m.num_layers},
-          {"num_attention_heads", m.num_heads},
-          {"num_key_value_heads", m.num_kv_heads},
-          {"intermediate_size", m.intermediate_size},
-          {"hidden_act", m.activation},
-          {"rms_norm_eps", m.norm_eps},
-          {"rope_theta", m.rope_theta},
-          {"max_position_embeddings", m.max_positions},
-          {"tie_word_embeddings", m.tie_word_embeddings},
-          {"torch_dtype", "float32"}};
+  nlohmann::json j = {{"architectures", {style.architecture}},
+                      {"model_type", style.model_type},
+                      {"vocab_size", m.vocab_size},
+                      {"hidden_size", m.hidden_size},
+                      {"num_hidden_layers", m.num_layers},
+                      {"num_attention_heads", m.num_heads},
+                      {"num_key_value_heads", m.num_kv_heads},
+                      {"head_dim", m.headDim()},
+                      {"intermediate_size", m.intermediate_size},
+                      {"hidden_act", m.activation},
+                      {"rms_norm_eps", m.norm_eps},
+                      {"rope_theta", m.rope.theta},
+                      {"max_position_embeddings", m.max_positions},
+                      {"tie_word_embeddings", m.tie_word_embeddings},
+                      {"attention_bias", m.attention_bias},
+                      {"torch_dtype", "float32"}};
+  if (m.rope.type != "default") {
+    j["rope_scaling"] = {{"rope_type", m.rope.type}, {"factor", m.rope.factor}};
+    if (m.rope.type == "llama3")
+      j["rope_scaling"].update({{"low_freq_factor", m.rope.low_freq_factor},
+                                {"high_freq_factor", m.rope.high_freq_factor},
+                                {"original_max_position_embeddings", m.rope.original_max_positions}});
+  }
+  if (m.attention_scale > 0) j["query_pre_attn_scalar"] = 1.0 / (m.attention_scale * m.attention_scale);
+  if (m.attention_logit_cap > 0) j["attn_logit_softcapping"] = m.attention_logit_cap;
+  if (m.final_logit_cap > 0) j["final_logit_softcapping"] = m.final_logit_cap;
+  int64_t window = 0;
+  for (const int64_t w : m.attention_windows) window = std::max(window, w);
+  if (window > 0) {
+    j["sliding_window"] = window;
+    j["layer_types"] = nlohmann::json::array();
+    for (const int64_t w : m.attention_windows) j["layer_types"].push_back(w > 0 ? "sliding_attention" : "full_attention");
+  }
+  return j;
 }
 
 std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
-  const int64_t d = m.hidden_size, f = m.intermediate_size, kv = m.num_kv_heads * m.headDim();
+  const int64_t d = m.hidden_size, f = m.intermediate_size, dh = m.headDim(), q = m.num_heads * dh, kv = m.num_kv_heads * dh;
   TensorSpecs s;
   s.table("embed_tokens.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
     const auto l = layer(i);
     s.norm(l + "input_layernorm", d, /*with_bias=*/false);
-    for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"q_proj", d}, {"k_proj", kv}, {"v_proj", kv}}) {
+    for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"q_proj", q}, {"k_proj", kv}, {"v_proj", kv}}) {
       s.weight(l + "self_attn." + name + ".weight", {rows, d});
-      if (style.qkv_bias) s.bias(l + "self_attn." + name + ".bias", rows);
+      if (style.qkv_bias || m.attention_bias) s.bias(l + "self_attn." + name + ".bias", rows);
     }
-    s.weight(l + "self_attn.o_proj.weight", {d, d})
-        .norm(l + "post_attention_layernorm", d, /*with_bias=*/false)
-        .weight(l + "mlp.gate_proj.weight", {f, d})
-        .weight(l + "mlp.up_proj.weight", {f, d})
-        .weight(l + "mlp.down_proj.weight", {d, f});
+    s.weight(l + "self_attn.o_proj.weight", {d, q});
+    if (m.attention_bias) s.bias(l + "self_attn.o_proj.bias", d);
+    if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
+    s.norm(l + "post_attention_layernorm", d, /*with_bias=*/false);
+    if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false).norm(l + "post_feedforward_layernorm", d, false);
+    s.weight(l + "mlp.gate_proj.weight", {f, d}).weight(l + "mlp.up_proj.weight", {f, d}).weight(l + "mlp.down_proj.weight", {d, f});
   }
   s.norm("norm", d, /*with_bias=*/false);
   s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
-Architecture defineFamily(ArchitectureNames names, LlamaStyle style, std::function<void(const io::JsonConfig&)> check_config) {
+Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfig family_config, ShapeDefaults defaults) {
   return defineArchitecture(
       std::move(names),
-      [check_config](const io::JsonConfig& c) {
-        check_config(c);
-        return parseConfig(c);
+      [family_config](const io::JsonConfig& c) {
+        ModelConfig m = parseConfig(c);
+        family_config(c, m);
+        for (const int64_t w : m.attention_windows)
+          if (w < 0) c.fail("sliding_window must be positive");
+        return m;
       },
       [style](const ModelConfig& m) { return configJson(m, style); },
       [style](const ModelConfig& m) { return tensors(m, style); },
       [style](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
         return std::make_unique<DecoderModel>(c, w, n, style);
       },
-      {"silu", false, PositionScheme::kRope});
+      std::move(defaults));
 }
 
 DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style)
@@ -121,12 +167,59 @@ DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Nu
   for (int64_t i = 0; i < config.num_layers; ++i) {
     const auto l = layer(i);
     auto g = [&](const std::string& name) { return w.get(l + name); };
-    auto bias = [&](const std::string& name) { return style_.qkv_bias ? g(name) : at::Tensor(); };
-    layers_.push_back({g("input_layernorm.weight"), g("self_attn.q_proj.weight"), bias("self_attn.q_proj.bias"),
-                       g("self_attn.k_proj.weight"), bias("self_attn.k_proj.bias"), g("self_attn.v_proj.weight"),
-                       bias("self_attn.v_proj.bias"), g("self_attn.o_proj.weight"), g("post_attention_layernorm.weight"),
-                       g("mlp.gate_proj.weight"), g("mlp.up_proj.weight"), g("mlp.down_proj.weight")});
+    auto when = [&](bool present, const std::string& name) { return present ? g(name) : at::Tensor(); };
+    const bool qkv_bias = style_.qkv_bias || config.attention_bias;
+    Layer layer_weights;
+    layer_weights.ln_1 = g("input_layernorm.weight");
+    layer_weights.q = g("self_attn.q_proj.weight");
+    layer_weights.q_bias = when(qkv_bias, "self_attn.q_proj.bias");
+    layer_weights.k = g("self_attn.k_proj.weight");
+    layer_weights.k_bias = when(qkv_bias, "self_attn.k_proj.bias");
+    layer_weights.v = g("self_attn.v_proj.weight");
+    layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
+    layer_weights.o = g("self_attn.o_proj.weight");
+    layer_weights.o_bias = when(config.attention_bias, "self_attn.o_proj.bias");
+    layer_weights.q_norm = when(style_.qk_norm, "self_attn.q_norm.weight");
+    layer_weights.k_norm = when(style_.qk_norm, "self_attn.k_norm.weight");
+    layer_weights.ln_2 = g("post_attention_layernorm.weight");
+    layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
+    layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
+    layer_weights.gate = g("mlp.gate_proj.weight");
+    layer_weights.up = g("mlp.up_proj.weight");
+    layer_weights.down = g("mlp.down_proj.weight");
+    layers_.push_back(std::move(layer_weights));
   }
+}
+
+// Gemma's RMSNorm scales by 1 + w in float32 and rounds once; Llama's rounds the normed
+// input before its scale.
+at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w) const {
+  const auto& num = numerics();
+  if (!style_.gemma_norms) return ops::rmsNorm(x, w, config().norm_eps, num);
+  const auto xf = x.to(at::kFloat);
+  const auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config().norm_eps);
+  return num.round((normed * (1 + w.to(at::kFloat))).to(x.scalar_type()));
+}
+
+at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tensor& a, bool causal,
+                                   const ops::RotaryTables& rope) const {
+  const auto& c = config();
+  const auto& num = numerics();
+  auto q = ops::splitHeads(ops::linear(a, l.q, l.q_bias, num), c.num_heads);
+  auto k = ops::splitHeads(ops::linear(a, l.k, l.k_bias, num), c.num_kv_heads);
+  if (style_.qk_norm) {
+    q = ops::rmsNorm(q, l.q_norm, c.norm_eps, num);
+    k = ops::rmsNorm(k, l.k_norm, c.norm_eps, num);
+  }
+  q = num.round(ops::applyRotary(q, rope));
+  k = num.round(ops::applyRotary(k, rope));
+  const auto v = ops::splitHeads(ops::linear(a, l.v, l.v_bias, num), c.num_kv_heads);
+  ops::AttentionShape shape;
+  shape.causal = causal;
+  shape.window = causal ? c.attentionWindow(block) : 0;
+  shape.scale = c.attention_scale;
+  shape.logit_cap = c.attention_logit_cap;
+  return ops::linear(ops::mergeHeads(ops::attention(q, k, v, shape, num)), l.o, l.o_bias, num);
 }
 
 ForwardOutputs DecoderModel::forward(const ForwardRequest& r) const {
@@ -135,51 +228,56 @@ ForwardOutputs DecoderModel::forward(const ForwardRequest& r) const {
   const bool causal = causalFor(r);
   const int64_t last = lastLayerFor(r);
   const auto ids = idsOnDevice(r.ids);
-  const auto rope = ops::rotaryTables(ids.size(1), c.headDim(), c.rope_theta, num);
+  const int64_t t = ids.size(1);
+  const auto rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), num);
   auto x = at::embedding(embed_, ids);
+  // Gemma multiplies by sqrt(d) held in the activations' dtype.
+  if (style_.gemma_norms) x = num.round(x * num.fit(at::scalar_tensor(std::sqrt(static_cast<double>(c.hidden_size)))));
   emitHidden(r, 0, x);
   for (int64_t i = 0; i < last; ++i) {
     const auto& l = layers_[static_cast<size_t>(i)];
-    const auto a = ops::rmsNorm(x, l.ln_1, c.norm_eps, num);
+    const auto a = norm(x, l.ln_1);
     emitAttentionInput(r, i, a);
-    const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.q, l.q_bias, num), c.num_heads), rope));
-    const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.k, l.k_bias, num), c.num_kv_heads), rope));
-    const auto v = ops::splitHeads(ops::linear(a, l.v, l.v_bias, num), c.num_kv_heads);
-    const auto ctx = ops::mergeHeads(ops::attention(q, k, v, causal, {}, num));
-    x = num.round(x + ops::linear(ctx, l.o, {}, num));
-    const auto m = ops::rmsNorm(x, l.ln_2, c.norm_eps, num);
+    const auto attended = attention(l, i, a, causal, rope);
+    x = num.round(x + (style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
+    const auto m = norm(x, style_.sandwich_norms ? l.pre_mlp_ln : l.ln_2);
     const auto gate = ops::activation(c.activation, ops::linear(m, l.gate, {}, num), num);
-    x = num.round(x + ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num));
+    const auto mlp = ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num);
+    x = num.round(x + (style_.sandwich_norms ? norm(mlp, l.post_mlp_ln) : mlp));
     emitHidden(r, i + 1, x);
   }
   ForwardOutputs out;
   if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-    const auto f = ops::rmsNorm(x, norm_, c.norm_eps, num);
+    const auto f = norm(x, norm_);
     if (r.want_final_norm) out.final_norm = f;
-    if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, num);
+    if (r.want_logits) {
+      out.logits = ops::linear(f, lm_head_, {}, num);
+      if (c.final_logit_cap > 0) out.logits = num.round(at::tanh(out.logits / c.final_logit_cap) * c.final_logit_cap);
+    }
   }
   return out;
 }
 
 // RoPE is not in these maps: the heads analysis rotates q at the query's position and k
-// at the key's (ops::rotaryTables with config().rope_theta). The key bias rotates with
-// its key, so unlike an unrotated one it does not cancel in the softmax: it is kept.
+// at the key's (kernelPositions). The key bias rotates with its key, so unlike an
+// unrotated one it does not cancel in the softmax: it is kept.
 QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
   const auto& c = config();
   const auto& l = layers_.at(static_cast<size_t>(index));
-  const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, group = h / c.num_kv_heads;
-  const auto wq = l.q.to(at::kFloat).reshape({h, dh, d});
-  const auto wk = l.k.to(at::kFloat).reshape({c.num_kv_heads, dh, d}).repeat_interleave(group, 0);
-  const auto zeros = at::zeros({h, dh}, wq.options());
-  const auto bq = l.q_bias.defined() ? l.q_bias.to(at::kFloat).reshape({h, dh}) : zeros;
-  const auto bk = l.k_bias.defined() ? l.k_bias.to(at::kFloat).reshape({c.num_kv_heads, dh}).repeat_interleave(group, 0) : zeros;
-  return {wq, bq, wk, bk};
-}
-
-KernelPositions DecoderModel::kernelPositions() const {
-  KernelPositions k;
-  k.rope_theta = config().rope_theta;
-  return k;
+  const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, kv = c.num_kv_heads, group = h / kv;
+  auto per_query_head = [&](const at::Tensor& t, int64_t heads) {
+    auto shaped = t.to(at::kFloat).reshape(t.dim() == 2 ? std::vector<int64_t>{heads, dh, d} : std::vector<int64_t>{heads, dh});
+    return heads == h ? shaped : shaped.repeat_interleave(group, 0);
+  };
+  const auto zeros = at::zeros({h, dh}, at::TensorOptions().dtype(at::kFloat).device(l.q.device()));
+  QueryKeyMaps maps{per_query_head(l.q, h), l.q_bias.defined() ? per_query_head(l.q_bias, h) : zeros,
+                    per_query_head(l.k, kv), l.k_bias.defined() ? per_query_head(l.k_bias, kv) : zeros};
+  if (style_.qk_norm) {
+    maps.q_norm = l.q_norm.to(at::kFloat).expand({h, dh}).contiguous();
+    maps.k_norm = l.k_norm.to(at::kFloat).expand({h, dh}).contiguous();
+    maps.norm_eps = c.norm_eps;
+  }
+  return maps;
 }
 
 }  // namespace posgeom::model::llama_style

@@ -1,46 +1,68 @@
 #pragma once
-// The Llama-style decoder several families share: RoPE (Hugging Face rotate_half), RMSNorm,
-// SwiGLU MLP, grouped-query attention, LM head untied unless tie_word_embeddings. A
-// family's own file gives its names and what differs (LlamaStyle). Private to model/arch.
+// The Llama-style decoder several families share: RoPE (Hugging Face rotate_half, plain or
+// scaled), RMSNorm, gated MLP, grouped-query attention, LM head untied unless
+// tie_word_embeddings. A family's own file gives its names and what differs (LlamaStyle,
+// and the config keys only it has). Private to model/arch.
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "architectures.h"
 #include "posgeom/model/model.h"
+#include "posgeom/model/ops.h"
 #include "posgeom/model/tensor_specs.h"
 
 namespace posgeom::model::llama_style {
 
 // What a family changes in the shared decoder.
 struct LlamaStyle {
-  std::string model_type;    // "llama", "qwen2"
-  std::string architecture;  // its config's "architectures" entry
-  bool qkv_bias = false;     // biases on q, k and v (Qwen2), none on o
+  std::string model_type;       // "llama", "qwen2", ...
+  std::string architecture;     // its config's "architectures" entry
+  bool qkv_bias = false;        // biases on q, k and v (Qwen2), none on o
+  bool qk_norm = false;         // Qwen3: each head's q and k RMSNormed (own weights) before RoPE
+  bool gemma_norms = false;     // Gemma: RMSNorm scales by 1 + w in float32; embeddings times sqrt(d)
+  bool sandwich_norms = false;  // Gemma-2: norms after attention and before and after the MLP
 };
 
-// The keys every such config has; RoPE from rope_parameters (transformers 5) or
-// rope_theta / rope_scaling (earlier), refusing every RoPE variant but the plain one.
+// The keys every such config has: sizes, head_dim, attention_bias, RoPE from
+// rope_parameters (transformers 5) or rope_theta / rope_scaling (earlier): plain, linear,
+// dynamic and llama3 are read, every other type refused by name.
 ModelConfig parseConfig(const io::JsonConfig& c);
+// Sliding windows as Qwen2, Qwen3 and Gemma-2 give them: layer_types ("sliding_attention"
+// layers get sliding_window), else `default_sliding(i)` for layer i when sliding_window is set
+// (or when `default_window` > 0 stands in for an absent sliding_window, as Gemma-2's 4096).
+std::vector<int64_t> layerWindows(const io::JsonConfig& c, int64_t layers, const std::function<bool(int64_t)>& default_sliding,
+                                  int64_t default_window = 0);
+// Qwen2's and Qwen3's windows: with use_sliding_window, layers from max_window_layers on.
+void qwenWindows(const io::JsonConfig& c, ModelConfig& m);
+// What Gemma and Gemma-2 share: the activation under `activation_key` ("gelu" read as the
+// tanh GELU, as transformers does), a tied head, head_dim 256 unless given.
+void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation_key);
 nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style);
 std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style);
 
-// A Llama-style family's entry: `names`, the shared readers with `check_config` run first
-// (what the family refuses), and DecoderModel built with `style`.
-Architecture defineFamily(ArchitectureNames names, LlamaStyle style, std::function<void(const io::JsonConfig&)> check_config);
+// A family's reading of its own keys, after parseConfig.
+using FamilyConfig = std::function<void(const io::JsonConfig&, ModelConfig&)>;
+
+// A Llama-style family's entry: `names`, the shared readers then `family_config`, and
+// DecoderModel built with `style`.
+Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfig family_config,
+                          ShapeDefaults defaults = {"silu", false, PositionScheme::kRope});
 
 class DecoderModel : public Model {
  public:
   DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style);
   ForwardOutputs forward(const ForwardRequest& r) const override;
   QueryKeyMaps queryKeyMaps(int64_t index) const override;
-  KernelPositions kernelPositions() const override;
   bool hasLmHead() const override { return true; }
 
  private:
   struct Layer {
-    at::Tensor ln_1, q, q_bias, k, k_bias, v, v_bias, o, ln_2, gate, up, down;
+    at::Tensor ln_1, q, q_bias, k, k_bias, v, v_bias, o, o_bias, q_norm, k_norm, ln_2, pre_mlp_ln, post_mlp_ln, gate, up,
+        down;
   };
+  at::Tensor norm(const at::Tensor& x, const at::Tensor& w) const;
+  at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, bool causal, const ops::RotaryTables& rope) const;
   LlamaStyle style_;
   at::Tensor embed_, norm_, lm_head_;
   std::vector<Layer> layers_;

@@ -1,20 +1,13 @@
-// Qwen2 / Qwen2.5: the Llama-style decoder (llama_style.h) with biases on q, k and v.
-// Sliding-window layers are refused until the heads analysis limits keys to the window.
+// Qwen2 / Qwen2.5: the Llama-style decoder (llama_style.h) with biases on q, k and v, and
+// with use_sliding_window, sliding windows in the layers from max_window_layers on (or as
+// layer_types says).
 #include "llama_style.h"
 
 namespace posgeom::model {
 
 Architecture qwen2Architecture() {
   return llama_style::defineFamily({"qwen2", "Qwen2", {"model."}}, {"qwen2", "Qwen2ForCausalLM", /*qkv_bias=*/true},
-                                   [](const io::JsonConfig& c) {
-                                     const auto& j = c.json();
-                                     bool sliding = c.boolean({"use_sliding_window"}, false);
-                                     if (j.contains("layer_types") && j["layer_types"].is_array())
-                                       for (const auto& t : j["layer_types"])
-                                         sliding = sliding || (t.is_string() && t.get<std::string>() != "full_attention");
-                                     if (sliding)
-                                       c.fail("sliding-window attention (use_sliding_window, layer_types) is not supported yet");
-                                   });
+                                   llama_style::qwenWindows);
 }
 
 }  // namespace posgeom::model

@@ -10,12 +10,7 @@ namespace {
 
 // hf-llama (saved by transformers 5, RoPE in rope_parameters) with its config edited.
 std::filesystem::path llamaWith(const ScratchDir& s, const std::function<void(nlohmann::json&)>& edit) {
-  const auto dir = s / "m";
-  std::filesystem::copy(hfFixtureDir("hf-llama"), dir, std::filesystem::copy_options::recursive);
-  auto config = io::readJsonFile(dir / "config.json");
-  edit(config);
-  writeFile(dir / "config.json", config.dump(2));
-  return dir;
+  return editedHfFixture(s.path(), "hf-llama", edit);
 }
 
 model::ModelConfig loadConfig(const std::filesystem::path& dir) {
@@ -26,26 +21,33 @@ model::ModelConfig loadConfig(const std::filesystem::path& dir) {
 // as the default 10000.
 TEST(LlamaStyle, RopeThetaFromRopeParametersOrTheOlderKey) {
   ScratchDir a, b;
-  EXPECT_EQ(loadConfig(llamaWith(a, [](nlohmann::json& c) { c["rope_parameters"]["rope_theta"] = 500000.0; })).rope_theta,
+  EXPECT_EQ(loadConfig(llamaWith(a, [](nlohmann::json& c) { c["rope_parameters"]["rope_theta"] = 500000.0; })).rope.theta,
             500000.0);
   EXPECT_EQ(loadConfig(llamaWith(b, [](nlohmann::json& c) {
               c.erase("rope_parameters");
               c["rope_theta"] = 250000.0;
-            })).rope_theta,
+            })).rope.theta,
             250000.0);
 }
 
-// A scaled or partial rotation would put other positions into the model than its own:
-// refused by name, in either config format.
-TEST(LlamaStyle, RopeVariantsAreRefusedByName) {
+// A rotation posgeom does not read would put other positions into the model than its own:
+// refused by name, in either config format, as are scalings without their parameters.
+TEST(LlamaStyle, UnreadRopeVariantsAreRefusedByName) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
-      {[](nlohmann::json& c) { c["rope_parameters"]["rope_type"] = "llama3"; }, "RoPE of type 'llama3'"},
-      {[](nlohmann::json& c) { c["rope_parameters"]["partial_rotary_factor"] = 0.25; }, "partial_rotary_factor"},
+      {[](nlohmann::json& c) { c["rope_parameters"]["rope_type"] = "yarn"; }, "RoPE of type 'yarn'"},
+      {[](nlohmann::json& c) { c["rope_parameters"]["partial_rotary_factor"] = 1.5; }, "partial_rotary_factor"},
       {[](nlohmann::json& c) {
          c.erase("rope_parameters");
-         c["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+         c["rope_scaling"] = {{"type", "longrope"}, {"factor", 2.0}};
        },
-       "RoPE of type 'linear'"},
+       "RoPE of type 'longrope'"},
+      {[](nlohmann::json& c) { c["rope_parameters"].update({{"rope_type", "llama3"}, {"factor", 8.0}}); },
+       "rope_parameters.low_freq_factor must be a positive number"},
+      {[](nlohmann::json& c) {
+         c.erase("rope_parameters");
+         c["rope_scaling"] = {{"type", "linear"}};
+       },
+       "rope_scaling.factor must be a positive number"},
   };
   for (const auto& [edit, message] : cases) {
     ScratchDir s;
@@ -59,7 +61,7 @@ TEST(LlamaStyle, RopeVariantsAreRefusedByName) {
     }
   }
   ScratchDir s;  // rope_scaling: null is the plain rotation
-  EXPECT_EQ(loadConfig(llamaWith(s, [](nlohmann::json& c) { c["rope_scaling"] = nullptr; })).rope_theta, 10000.0);
+  EXPECT_EQ(loadConfig(llamaWith(s, [](nlohmann::json& c) { c["rope_scaling"] = nullptr; })).rope.theta, 10000.0);
 }
 
 }  // namespace

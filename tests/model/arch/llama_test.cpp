@@ -10,6 +10,13 @@ INSTANTIATE_TEST_SUITE_P(TinyLlama, GoldenParity, ::testing::ValuesIn(goldenCase
                          goldenCaseName);
 // The same against Hugging Face transformers' own model and outputs (tools/hf-goldens).
 INSTANTIATE_TEST_SUITE_P(HfLlama, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-llama")), goldenCaseName);
+// Llama-3.1's scaled RoPE (all three bands at head_dim 12), linear interpolation with
+// attention_bias, and dynamic NTK scaling past max_position_embeddings.
+INSTANTIATE_TEST_SUITE_P(HfLlama3, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-llama3")), goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(HfLlamaLinear, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-llama-linear")),
+                         goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(HfLlamaDynamic, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-llama-dynamic")),
+                         goldenCaseName);
 
 TEST(Llama, KeyMapsAreSharedWithinGroups) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");

@@ -1,3 +1,5 @@
+#include <nlohmann/json.hpp>
+
 #include "golden.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/architecture.h"
@@ -13,20 +15,21 @@ namespace {
 // grouped-query heads with biases on q, k and v.
 INSTANTIATE_TEST_SUITE_P(HfQwen2, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-qwen2")), goldenCaseName);
 
-TEST(Qwen2, SlidingWindowsAreRefusedByName) {
-  ScratchDir s;
-  std::filesystem::copy(hfFixtureDir("hf-qwen2"), s / "m", std::filesystem::copy_options::recursive);
-  auto config = readFile(s / "m/config.json");
-  const std::string off = "\"use_sliding_window\": false";
-  ASSERT_NE(config.find(off), std::string::npos);
-  config.replace(config.find(off), off.size(), "\"use_sliding_window\": true");
-  writeFile(s / "m/config.json", config);
-  try {
-    model::loadModel(s / "m", model::Numerics::parse("float32", "cpu"));
-    FAIL() << "a sliding window must be refused";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("sliding-window attention"), std::string::npos) << e.what();
-  }
+// With use_sliding_window, the layers from max_window_layers on attend within the window
+// (transformers' rule): against transformers' outputs, and without the switch none does.
+INSTANTIATE_TEST_SUITE_P(HfQwen2Sliding, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-qwen2-sliding")),
+                         goldenCaseName);
+
+TEST(Qwen2, SlidingWindowsFromMaxWindowLayersOnlyWhenSwitchedOn) {
+  const auto numerics = model::Numerics::parse("float32", "cpu");
+  EXPECT_EQ(model::loadModel(hfFixtureDir("hf-qwen2-sliding"), numerics).model->config().attention_windows,
+            (std::vector<int64_t>{0, 8}));
+  ScratchDir a, b;
+  // The older configs: max_window_layers alone decides.
+  const auto older = editedHfFixture(a.path(), "hf-qwen2-sliding", [](nlohmann::json& c) { c.erase("layer_types"); });
+  EXPECT_EQ(model::loadModel(older, numerics).model->config().attention_windows, (std::vector<int64_t>{0, 8}));
+  const auto off = editedHfFixture(b.path(), "hf-qwen2-sliding", [](nlohmann::json& c) { c["use_sliding_window"] = false; });
+  EXPECT_EQ(model::loadModel(off, numerics).model->config().attentionWindow(1), 0);
 }
 
 TEST(Qwen2, ARandomCheckpointHasTheBiasesAndLoads) {
