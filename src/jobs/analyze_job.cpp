@@ -69,6 +69,9 @@ nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& 
                       {"dim", plan.config.hidden_size}};
   s["shard"] = plan.shard.str();
   if (plan.heads) s["head_options"] = pass::headSettingsJson(*plan.heads, o.caps.attention_samples);
+  // A hub snapshot's commit (what --revision resolved to, or main's): states of another
+  // revision do not resume.
+  if (const auto commit = io::snapshotCommit(plan.model_dir); !commit.empty()) s["model_commit"] = commit;
   return s;
 }
 
@@ -154,7 +157,7 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o) {
     saved = anova::loadState(state_path);
   }
   auto t0 = Clock::now();
-  const auto model_dir = io::resolveModelDir(o.model, io::processEnv());
+  const auto model_dir = io::resolveModelDir(o.model, io::processEnv(), o.revision);
   auto plan = pass::planPass(o, model_dir, model::loadModelConfig(model_dir));
   // The tokenizer before the weights: it is small, and a bad one is bad input.
   std::unique_ptr<tokenize::Tokenizer> tokenizer;

@@ -34,6 +34,42 @@ TEST(HubCache, ResolvesRefsMainForOrgAndName) {
   EXPECT_EQ(dir, repo / "snapshots" / "abc123");
 }
 
+// --revision as from_pretrained(revision=...): a branch or tag under refs/, a commit, or a
+// unique prefix of one (Pythia's training steps are branches: step143000).
+TEST(HubCache, RevisionsAreRefsCommitsOrUniquePrefixes) {
+  ScratchDir s;
+  const auto repo = s / "models--EleutherAI--pythia-70m";
+  const std::string main_commit = "1111111aaaa", step_commit = "2222222bbbb", other = "2222222cccc";
+  for (const auto& c : {main_commit, step_commit, other}) fs::create_directories(repo / "snapshots" / c);
+  fs::create_directories(repo / "refs");
+  writeFile(repo / "refs" / "main", main_commit);
+  writeFile(repo / "refs" / "step143000", step_commit);
+  const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+  const std::string name = "EleutherAI/pythia-70m";
+  EXPECT_EQ(io::resolveModelDir(name, env, "step143000"), repo / "snapshots" / step_commit);
+  EXPECT_EQ(io::resolveModelDir(name, env, other), repo / "snapshots" / other);
+  EXPECT_EQ(io::resolveModelDir(name, env, "1111111"), repo / "snapshots" / main_commit);
+  EXPECT_EQ(io::snapshotCommit(io::resolveModelDir(name, env, "step143000")), step_commit);
+  EXPECT_EQ(io::snapshotCommit(io::resolveModelDir(name, env)), main_commit);
+  EXPECT_EQ(io::snapshotCommit(s.path()), "");
+  for (const std::string bad : {"step1", "2222222", "../refs/main"}) {
+    try {
+      io::resolveModelDir(name, env, bad);
+      ADD_FAILURE() << bad << " must be refused";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("--revision: '" + bad + "'", 0), 0u) << what;
+      EXPECT_NE(what.find("main, step143000"), std::string::npos) << what;  // what there is
+    }
+  }
+  try {
+    io::resolveModelDir(s.path().string(), env, "main");
+    ADD_FAILURE() << "a directory has no revisions";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("applies to a hub name"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HubCache, FallsBackToTheOnlySnapshot) {
   ScratchDir s;
   fs::create_directories(s / "hub" / "models--gpt2" / "snapshots" / "r1");

@@ -225,5 +225,37 @@ TEST(DefaultModel, PositionalBasisIsLowRankAndSmoothUnlikeARandomInit) {
   }
 }
 
+// --revision picks a snapshot of a hub name as from_pretrained(revision=...) does, and the
+// summary records the commit it resolved to (a state of another commit does not resume).
+TEST(AnalyzeJob, RevisionPicksTheSnapshotAndTheSummaryRecordsItsCommit) {
+  ScratchDir s;
+  const auto repo = s / "hub/models--org--steps";
+  for (const char* commit : {"c0ffee0001", "c0ffee0002"}) {
+    fs::create_directories(repo / "snapshots" / commit);
+    fs::copy(hfFixtureDir("hf-gpt2"), repo / "snapshots" / commit, fs::copy_options::recursive);
+  }
+  fs::create_directories(repo / "refs");
+  writeFile(repo / "refs/main", "c0ffee0002");
+  writeFile(repo / "refs/step1000", "c0ffee0001");
+  setenv("HF_HUB_CACHE", (s / "hub").c_str(), 1);
+  auto analyse = [&](const std::string& revision, const std::string& out) {
+    pass::AnalyzeOptions job;
+    job.model = "org/steps";
+    job.revision = revision;
+    job.corpus.path = "random";
+    job.num_seqs = 4;
+    job.seq_len = 16;
+    job.report.screenot_k = 3;
+    job.out = s / out;
+    jobs::runAnalyzeJob(job);
+    return summaryOf(job.out);
+  };
+  const auto step = analyse("step1000", "step"), main = analyse("", "main");
+  unsetenv("HF_HUB_CACHE");
+  EXPECT_EQ(step["model_commit"], "c0ffee0001");
+  EXPECT_NE(step["model"].get<std::string>().find("snapshots/c0ffee0001"), std::string::npos);
+  EXPECT_EQ(main["model_commit"], "c0ffee0002");
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -16,8 +16,13 @@ EnvLookup processEnv();
 std::filesystem::path hubCacheRoot(const EnvLookup& env);
 
 // An existing directory is used as is. Otherwise `name` is looked up as
-// <root>/models--<org>--<name>/snapshots/<rev>, with <rev> from refs/main when present,
-// else the newest snapshot. Throws InputError saying where it looked and how to download.
-std::filesystem::path resolveModelDir(const std::string& name, const EnvLookup& env);
+// <root>/models--<org>--<name>/snapshots/<commit>, as from_pretrained(revision=...) does:
+// `revision` a branch or tag (refs/<revision>), a commit or a unique prefix of one (7+ hex
+// digits); empty: refs/main when present, else the newest snapshot. Throws InputError
+// saying where it looked and how to download.
+std::filesystem::path resolveModelDir(const std::string& name, const EnvLookup& env, const std::string& revision = "");
+
+// The commit of a hub-cache snapshot directory (.../snapshots/<commit>); empty otherwise.
+std::string snapshotCommit(const std::filesystem::path& dir);
 
 }  // namespace posgeom::io

@@ -48,6 +48,7 @@ struct ReportOptions {
 
 struct AnalyzeOptions {
   std::string model;                     // directory or hub name; empty: the bundled default
+  std::string revision;                  // of a hub name: branch, tag or commit (empty: main)
   std::filesystem::path tokenizer;       // default: the model's own tokenizer files
   corpus::CorpusOptions corpus;          // empty path: the default corpus
   std::filesystem::path activations;     // instead of model + corpus: hidden [L,N,T,d] or hidden.<l> [N,T,d]
