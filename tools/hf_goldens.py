@@ -116,6 +116,30 @@ def families():
                                        vocab_size=120, max_position_embeddings=64, type_vocab_size=1, pad_token_id=1,
                                        **common),
                        t.RobertaModel, "encoder.layer"),
+        # OPT: positions two rows into their table, pre-LN, ReLU.
+        "hf-opt": (t.OPTConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, ffn_dim=96, vocab_size=120,
+                               max_position_embeddings=64, word_embed_proj_dim=48, **common),
+                   t.OPTForCausalLM, "model.decoder.layers"),
+        # OPT-350m's shape: post-LN blocks, embeddings narrower than the blocks (project_in/out).
+        "hf-opt-350m": (t.OPTConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, ffn_dim=96,
+                                    vocab_size=120, max_position_embeddings=64, word_embed_proj_dim=32,
+                                    do_layer_norm_before=False, **common),
+                        t.OPTForCausalLM, "model.decoder.layers"),
+        # GPT-J: interleaved pairs turn on the first 8 of each 16-wide head; attention and MLP in parallel.
+        "hf-gptj": (t.GPTJConfig(n_layer=2, n_embd=48, n_head=3, n_inner=96, vocab_size=120, n_positions=64,
+                                 rotary_dim=8, bos_token_id=0, eos_token_id=0, **common),
+                    t.GPTJForCausalLM, "transformer.h"),
+        # Phi-3: fused qkv_proj and gate_up_proj, half of each 16-wide head turning, a sliding window of 8.
+        "hf-phi3": (t.Phi3Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, num_key_value_heads=3,
+                                 intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                 original_max_position_embeddings=64, partial_rotary_factor=0.5, sliding_window=8,
+                                 pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False, **common),
+                    t.Phi3ForCausalLM, "model.layers"),
+        # OLMo: parameter-free LayerNorms, q, k and v clamped at 0.5 (tight enough to act).
+        "hf-olmo": (t.OlmoConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                 intermediate_size=80, vocab_size=120, max_position_embeddings=64, clip_qkv=0.5,
+                                 pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False, **common),
+                    t.OlmoForCausalLM, "model.layers"),
     }
 
 

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
+#include "posgeom/model/architecture.h"
 #include "posgeom/model/random_checkpoint.h"
 
 namespace posgeom::cli {
@@ -14,7 +15,9 @@ void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<Options>();
   auto& s = opt->spec;
   auto* sub = app.add_subcommand("random-model", "write a randomly initialised checkpoint in Hugging Face layout");
-  sub->add_option("--arch", s.model_type, "model_type: gpt2, bert, roberta, bloom, llama, mistral, qwen2, qwen3, gemma, gemma2, gpt_neox or gpt_neo")->capture_default_str();
+  std::string types;
+  for (const auto& t : model::supportedModelTypes()) types += (types.empty() ? "" : ", ") + t;
+  sub->add_option("--arch", s.model_type, "model_type: " + types)->capture_default_str();
   sub->add_option("--layers", s.layers)->capture_default_str();
   sub->add_option("--dim", s.hidden_size, "hidden size")->capture_default_str();
   sub->add_option("--heads", s.heads)->capture_default_str();

@@ -5,7 +5,8 @@
 
 namespace posgeom::heads::detail {
 
-RotaryTable::RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies) {
+RotaryTable::RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies, bool interleaved_pairs)
+    : interleaved(interleaved_pairs) {
   if (inverse_frequencies.empty()) return;
   const auto pairs = static_cast<Eigen::Index>(inverse_frequencies.size());
   cos.resize(positions, pairs);
@@ -20,12 +21,14 @@ RotaryTable::RotaryTable(Eigen::Index positions, const std::vector<double>& inve
 
 void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table) {
   const Eigen::Index half = table.cos.cols();
-  for (Eigen::Index j = 0; j < half; ++j)
+  for (Eigen::Index j = 0; j < half; ++j) {
+    const Eigen::Index first = table.interleaved ? 2 * j : j, second = table.interleaved ? 2 * j + 1 : j + half;
     for (Eigen::Index t = 0; t < y.rows(); ++t) {
-      const double a = y(t, j), b = y(t, j + half), c = table.cos(t, j), s = table.sin(t, j);
-      y(t, j) = a * c - b * s;
-      y(t, j + half) = b * c + a * s;
+      const double a = y(t, first), b = y(t, second), c = table.cos(t, j), s = table.sin(t, j);
+      y(t, first) = a * c - b * s;
+      y(t, second) = b * c + a * s;
     }
+  }
 }
 
 void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, double eps) {
@@ -36,11 +39,16 @@ void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, dou
   }
 }
 
+void shapeRows(Eigen::Ref<Eigen::MatrixXd> y, const ProjectionShape& shape) {
+  if (shape.clip > 0) y = y.cwiseMax(-shape.clip).cwiseMin(shape.clip);
+  normRows(y, shape.norm, shape.eps);
+}
+
 Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias,
-                        const Eigen::VectorXd& norm, double norm_eps, const RotaryTable& table) {
+                        const ProjectionShape& shape, const RotaryTable& table) {
   Eigen::MatrixXd y = x * w.transpose();
   if (bias) y.rowwise() += bias->transpose();
-  normRows(y, norm, norm_eps);
+  shapeRows(y, shape);
   rotate(y, table);
   return y;
 }

@@ -11,18 +11,29 @@ namespace posgeom::heads::detail {
 // used for every sample a head rotates (empty without RoPE).
 struct RotaryTable {
   Eigen::MatrixXd cos, sin;
-  RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies);
+  bool interleaved = false;
+  RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies, bool interleaved = false);
 };
-// RoPE alone, in place: row t of y [T, dh] turned to position t (pairs (j, j + F), j < F).
+// RoPE alone, in place: row t of y [T, dh] turned to position t (pairs (j, j + F), j < F, or
+// interleaved (2j, 2j + 1)).
 void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table);
 
 // A per-head RMSNorm in place, each row of y [rows, dh] scaled by `weights` (none if empty).
 void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, double eps);
 
-// Rows of x [T, d] mapped by w [dh, d] (+ bias), normed (norm: empty for none) and turned
-// to their positions.
+// What a head does to its raw projections (bias added) before RoPE, in place: OLMo's clamp
+// to [-clip, clip] (clip > 0), then Qwen3's RMSNorm (norm non-empty). Nothing for most heads.
+struct ProjectionShape {
+  const Eigen::VectorXd& norm;
+  double eps = 1e-6;
+  double clip = 0;
+  bool nonlinear() const { return norm.size() > 0 || clip > 0; }
+};
+void shapeRows(Eigen::Ref<Eigen::MatrixXd> y, const ProjectionShape& shape);
+
+// Rows of x [T, d] mapped by w [dh, d] (+ bias), shaped and turned to their positions.
 Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias,
-                        const Eigen::VectorXd& norm, double norm_eps, const RotaryTable& table);
+                        const ProjectionShape& shape, const RotaryTable& table);
 
 // The keys query n sees: [first, first + count).
 struct KeyRange {

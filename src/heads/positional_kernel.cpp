@@ -15,10 +15,10 @@ std::vector<double> plainRope(double theta, int64_t rotary_dims) {
 
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& s) {
   const Eigen::Index t = means.rows();
-  const detail::RotaryTable rope(t, s.rope);
-  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, head.q_norm, head.norm_eps, rope);  // [T, dh]
-  const Eigen::MatrixXd k =
-      detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr, head.k_norm, head.norm_eps, rope);
+  const detail::RotaryTable rope(t, s.rope, s.rope_interleaved);
+  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, {head.q_norm, head.norm_eps, head.clip}, rope);  // [T, dh]
+  const Eigen::MatrixXd k = detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr,
+                                            {head.k_norm, head.norm_eps, head.clip}, rope);
   const Eigen::MatrixXd logits = q * k.transpose();
   Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t);
   for (Eigen::Index n = s.skip; n < t; ++n) {

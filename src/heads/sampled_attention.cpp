@@ -106,15 +106,15 @@ void keyQueryDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, c
   }
 }
 
-// Qwen3's normed heads: the decomposition is of the normed query, q(x) = q(P) + (q(x) - q(P)),
-// so `cvec` [T, dh] (raw cvec W^T) becomes norm(pos_raw + cvec) - pos_normed. Nothing
-// without a norm.
-void normedContext(Eigen::MatrixXd& cvec, const Eigen::MatrixXd& pos_raw, const Eigen::MatrixXd& pos_normed,
-                   const Eigen::VectorXd& norm, double eps) {
-  if (norm.size() == 0) return;
+// Heads that shape their projections (Qwen3's norm, OLMo's clamp): the decomposition is of the
+// shaped query, q(x) = q(P) + (q(x) - q(P)), so `cvec` [T, dh] (raw cvec W^T) becomes
+// shape(pos_raw + cvec) - pos_shaped. Nothing for plain heads.
+void shapedContext(Eigen::MatrixXd& cvec, const Eigen::MatrixXd& pos_raw, const Eigen::MatrixXd& pos_shaped,
+                   const detail::ProjectionShape& shape) {
+  if (!shape.nonlinear()) return;
   cvec += pos_raw;
-  detail::normRows(cvec, norm, eps);
-  cvec -= pos_normed;
+  detail::shapeRows(cvec, shape);
+  cvec -= pos_shaped;
 }
 
 }  // namespace
@@ -151,10 +151,11 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   q_pos.rowwise() += head.bq.transpose();
   if (head.bk.size() > 0) k_pos.rowwise() += head.bk.transpose();  // positional, as the query bias
   const Eigen::MatrixXd q_pos_raw = q_pos, k_pos_raw = k_pos;
-  detail::normRows(q_pos, head.q_norm, head.norm_eps);
-  detail::normRows(k_pos, head.k_norm, head.norm_eps);
-  const Eigen::MatrixXd q_pos_normed = q_pos, k_pos_normed = k_pos;
-  const detail::RotaryTable rope(t, s.rope);  // once: every sample turns by the same angles
+  const detail::ProjectionShape q_shape{head.q_norm, head.norm_eps, head.clip}, k_shape{head.k_norm, head.norm_eps, head.clip};
+  detail::shapeRows(q_pos, q_shape);
+  detail::shapeRows(k_pos, k_shape);
+  const Eigen::MatrixXd q_pos_shaped = q_pos, k_pos_shaped = k_pos;
+  const detail::RotaryTable rope(t, s.rope, s.rope_interleaved);  // once: every sample turns by the same angles
   detail::rotate(q_pos, rope);
   detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);
@@ -170,8 +171,8 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   for (Eigen::Index c = 0; c < out.samples; ++c) {
     q_cvec = p.q_cvec.middleRows(c * t, t);
     k_cvec = p.k_cvec.middleRows(c * t, t);
-    normedContext(q_cvec, q_pos_raw, q_pos_normed, head.q_norm, head.norm_eps);
-    normedContext(k_cvec, k_pos_raw, k_pos_normed, head.k_norm, head.norm_eps);
+    shapedContext(q_cvec, q_pos_raw, q_pos_shaped, q_shape);
+    shapedContext(k_cvec, k_pos_raw, k_pos_shaped, k_shape);
     detail::rotate(q_cvec, rope);
     detail::rotate(k_cvec, rope);
     keyQueryDots(k_cvec, q_pos, s, pos_cvec);

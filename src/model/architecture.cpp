@@ -9,8 +9,10 @@ namespace posgeom::model {
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {
       bertArchitecture(),    bloomArchitecture(),   gemmaArchitecture(),   gemma2Architecture(),
-      gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), llamaArchitecture(),
-      mistralArchitecture(), qwen2Architecture(),   qwen3Architecture(),   robertaArchitecture()};
+      gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), gptJArchitecture(),   llamaArchitecture(),
+      mistralArchitecture(), olmoArchitecture(),    optArchitecture(),     phi3Architecture(),   qwen2Architecture(),
+      qwen3Architecture(),
+      robertaArchitecture()};
   return list;
 }
 

@@ -29,6 +29,7 @@ KernelPositions Model::kernelPositions(int64_t block, int64_t seq_len) const {
   KernelPositions k;
   if (config_.positions == PositionScheme::kRope)
     k.rope_inverse_frequencies = ropeInverseFrequencies(config_.rope, config_.headDim(), config_.max_positions, seq_len);
+  k.rope_interleaved = config_.rope.interleaved;
   k.window = config_.attentionWindow(block);
   k.scale = config_.attention_scale;
   k.logit_cap = config_.attention_logit_cap;

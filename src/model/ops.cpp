@@ -140,13 +140,14 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return out.view({batch, heads, seq, dh});
 }
 
-RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num) {
+RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num,
+                          bool interleaved) {
   // Angles in float64: at long positions float32 angles lose digits that the cos/sin keep.
   const auto dopt = at::TensorOptions().dtype(at::kDouble);
   const auto inv_freq = at::tensor(inverse_frequencies, dopt);
   const auto freqs = at::outer(at::arange(seq_len, dopt), inv_freq);
-  const auto angles = at::cat({freqs, freqs}, -1);
-  return {num.fit(at::cos(angles).to(at::kFloat)), num.fit(at::sin(angles).to(at::kFloat))};
+  const auto angles = interleaved ? freqs.repeat_interleave(2, -1) : at::cat({freqs, freqs}, -1);
+  return {num.fit(at::cos(angles).to(at::kFloat)), num.fit(at::sin(angles).to(at::kFloat)), interleaved};
 }
 
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {
@@ -155,7 +156,9 @@ at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {
     const auto turned = applyRotary(x.narrow(-1, 0, dims), tables);
     return at::cat({turned, x.narrow(-1, dims, x.size(-1) - dims)}, -1);
   }
-  const auto rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  const auto rotated = tables.interleaved
+                           ? at::stack({-x.slice(-1, 1, dims, 2), x.slice(-1, 0, dims, 2)}, -1).flatten(-2)
+                           : at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * tables.cos + rotated * tables.sin;
 }
 

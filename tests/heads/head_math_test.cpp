@@ -7,14 +7,15 @@
 namespace posgeom::testing {
 namespace {
 using namespace posgeom::heads;
+const Eigen::VectorXd kNoNorm;
 
 TEST(HeadMath, ProjectionRotatesEachRowToItsPosition) {
   const Eigen::MatrixXd x = Eigen::MatrixXd::Random(5, 3);
   const Eigen::MatrixXd w = Eigen::MatrixXd::Random(4, 3);
   const Eigen::VectorXd bias = Eigen::VectorXd::Random(4);
-  const Eigen::MatrixXd plain = detail::project(x, w, &bias, {}, 0, detail::RotaryTable(5, {}));
+  const Eigen::MatrixXd plain = detail::project(x, w, &bias, {kNoNorm}, detail::RotaryTable(5, {}));
   EXPECT_LT((plain - ((x * w.transpose()).rowwise() + bias.transpose())).norm(), 1e-12);
-  const Eigen::MatrixXd rotated = detail::project(x, w, &bias, {}, 0, detail::RotaryTable(5, plainRope(100.0, 4)));
+  const Eigen::MatrixXd rotated = detail::project(x, w, &bias, {kNoNorm}, detail::RotaryTable(5, plainRope(100.0, 4)));
   for (Eigen::Index t = 0; t < 5; ++t)
     for (int j = 0; j < 2; ++j) {  // pair (j, j + 2) turns by t * 100^(-2j/4)
       const double a = static_cast<double>(t) * std::pow(100.0, -j / 2.0);
@@ -22,6 +23,14 @@ TEST(HeadMath, ProjectionRotatesEachRowToItsPosition) {
       EXPECT_NEAR(rotated(t, j + 2), plain(t, j + 2) * std::cos(a) + plain(t, j) * std::sin(a), 1e-12);
     }
   EXPECT_LT((rotated.row(0) - plain.row(0)).norm(), 1e-15);  // position 0 does not turn
+  // GPT-J's interleaved pairs (2j, 2j + 1), the same angles.
+  const Eigen::MatrixXd interleaved = detail::project(x, w, &bias, {kNoNorm}, detail::RotaryTable(5, plainRope(100.0, 4), true));
+  for (Eigen::Index t = 0; t < 5; ++t)
+    for (int j = 0; j < 2; ++j) {
+      const double a = static_cast<double>(t) * std::pow(100.0, -j / 2.0);
+      EXPECT_NEAR(interleaved(t, 2 * j), plain(t, 2 * j) * std::cos(a) - plain(t, 2 * j + 1) * std::sin(a), 1e-12);
+      EXPECT_NEAR(interleaved(t, 2 * j + 1), plain(t, 2 * j + 1) * std::cos(a) + plain(t, 2 * j) * std::sin(a), 1e-12);
+    }
 }
 
 TEST(HeadMath, KeyRangesAndSoftmaxDenominator) {

@@ -328,7 +328,8 @@ INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
                          ::testing::Values("hf-gpt2", "hf-bert", "hf-bloom", "hf-llama", "hf-llama3", "hf-llama-linear",
                                            "hf-llama-dynamic", "hf-mistral", "hf-qwen2", "hf-qwen2-sliding", "hf-qwen3",
                                            "hf-gemma", "hf-gemma2", "hf-gpt-neox", "hf-gpt-neox-serial",
-                                           "hf-gpt-neo", "hf-roberta"),
+                                           "hf-gpt-neo", "hf-roberta", "hf-opt", "hf-opt-350m", "hf-gptj",
+                                           "hf-phi3", "hf-olmo"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (auto& c : n)

@@ -18,6 +18,7 @@ struct HeadMaps {
   // [dh] or empty: Qwen3's per-head RMSNorm of q (after the bias, before RoPE), and of k.
   Eigen::VectorXd q_norm{}, k_norm{};
   double norm_eps = 1e-6;
+  double clip = 0;  // > 0: OLMo's clip_qkv, each coordinate of q and k clamped to [-clip, clip] first
 };
 
 struct KernelSettings {
@@ -28,6 +29,7 @@ struct KernelSettings {
   // RoPE: q turned at n and k at i (Hugging Face rotate_half over the first 2 x size dims,
   // pair j at inverse frequency rope[j]); empty: no rotation.
   std::vector<double> rope;
+  bool rope_interleaved = false;  // GPT-J: pairs (2j, 2j + 1) instead
   double scale = 0;           // logit scale; 0: 1/sqrt(dh)
   double logit_cap = 0;       // > 0: logits capped to cap tanh(logit / cap) before ALiBi (Gemma-2)
 };

@@ -49,6 +49,7 @@ struct QueryKeyMaps {
   at::Tensor bk;  // [H, dh]
   at::Tensor q_norm{}, k_norm{};  // [H, dh] per-head RMSNorm scales; undefined: no such norm
   double norm_eps = 1e-6;
+  double clip = 0;  // > 0: q and k clamped to [-clip, clip] after the bias, before the norm (OLMo)
 };
 
 // How a head's logits depend on position beyond its inputs, as the architecture applies
@@ -58,6 +59,7 @@ struct KernelPositions {
   // RoPE's inverse frequencies, one per turning pair (rotate_half over the first
   // 2 x size dims of each head); empty: no rotation.
   std::vector<double> rope_inverse_frequencies;
+  bool rope_interleaved = false;  // GPT-J: pairs (2j, 2j + 1)
   int64_t window = 0;    // > 0: a query sees only keys i > n - window
   double scale = 0;      // logit scale; 0: 1/sqrt(dh)
   double logit_cap = 0;  // > 0: logits capped to cap tanh(logit / cap)

@@ -20,6 +20,7 @@ struct RopeConfig {
   double high_freq_factor = 4.0;
   int64_t original_max_positions = 0;  // llama3: the pretraining context
   double partial_rotary_factor = 1.0;  // the first int(head_dim x factor) dims turn (GPT-NeoX's rotary_pct)
+  bool interleaved = false;            // GPT-J: pairs (2j, 2j + 1) turn, not (j, j + r/2)
 };
 
 // The inverse frequency of each turning pair (j, j + r/2), r = the rotary dims, for windows
@@ -44,7 +45,10 @@ struct ModelConfig {
   RopeConfig rope;
   bool tie_word_embeddings = true;
   bool attention_bias = false;     // biases on q, k, v and o (Llama-style; GPT-NeoX's default)
-  bool parallel_residual = false;  // GPT-NeoX: attention and MLP both read the block's input
+  bool parallel_residual = false;  // GPT-NeoX, GPT-J: attention and MLP both read the block's input
+  bool post_norm = false;          // OPT-350m: LayerNorm after each residual add, not before the block
+  int64_t embedding_width = 0;     // OPT-350m: token embeddings narrower than the blocks (0: hidden_size)
+  double qkv_clip = 0;             // OLMo's clip_qkv: q, k and v clamped to [-clip, clip] (0: none)
   bool bidirectional = false;  // BERT; causal for the others
   int64_t padding_idx = -1;    // RoBERTa: positions count the non-padding tokens from padding_idx + 1
   PositionScheme positions = PositionScheme::kLearned;

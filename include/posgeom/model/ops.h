@@ -41,13 +41,16 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
                      const at::Tensor& bias, const Numerics& num, int64_t query_block = kQueryBlock);
 
-// RoPE in the Hugging Face convention: rotate_half over the first 2 x F dims of each head
-// (F inverse frequencies; the rest of the head passes unturned, GPT-NeoX's partial rotary).
+// RoPE over the first 2 x F dims of each head (F inverse frequencies; the rest of the head
+// passes unturned, GPT-NeoX's and GPT-J's partial rotary): the Hugging Face convention
+// rotate_half turns pairs (j, j + F); GPT-J's rotate_every_two (interleaved) pairs (2j, 2j + 1).
 struct RotaryTables {
   at::Tensor cos;  // [T, 2F]
   at::Tensor sin;  // [T, 2F]
+  bool interleaved = false;
 };
-RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num);
+RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num,
+                          bool interleaved = false);
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables);  // x [B,H,T,dh]
 
 // ALiBi slopes for any head count, as BLOOM defines them (non-powers of two interleaved).

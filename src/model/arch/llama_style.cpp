@@ -31,8 +31,9 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   const auto& j = c.json();
   if (j.contains("head_dim") && !j["head_dim"].is_null()) m.head_dim = c.requirePositiveInt({"head_dim"});
   if (m.head_dim == 0 && m.hidden_size % m.num_heads != 0) c.fail("hidden_size is not divisible by num_attention_heads");
-  // transformers' Llama-style attention turns whole heads (its cos and sin would not fit a part).
-  if (m.rope.partial_rotary_factor != 1.0) c.fail("partial_rotary_factor other than 1 is not supported by this family");
+  const auto rotary_dims = static_cast<int64_t>(static_cast<double>(m.headDim()) * m.rope.partial_rotary_factor);
+  if (rotary_dims < 2 || rotary_dims % 2 != 0)
+    c.fail("partial_rotary_factor must turn an even number of each head's dims (here " + std::to_string(rotary_dims) + ")");
   if (c.boolean({"mlp_bias"}, false)) c.fail("mlp_bias = true is not supported");
   m.positions = PositionScheme::kRope;
   return m;
@@ -121,22 +122,30 @@ nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style) {
 std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   const int64_t d = m.hidden_size, f = m.intermediate_size, dh = m.headDim(), q = m.num_heads * dh, kv = m.num_kv_heads * dh;
   TensorSpecs s;
+  auto norm = [&](const std::string& name, int64_t width) {
+    if (!style.plain_layer_norms) s.norm(name, width, /*with_bias=*/false);
+  };
   s.table("embed_tokens.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
     const auto l = layer(i);
-    s.norm(l + "input_layernorm", d, /*with_bias=*/false);
+    norm(l + "input_layernorm", d);
+    if (style.fused_projections) s.weight(l + "self_attn.qkv_proj.weight", {q + 2 * kv, d});
     for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"q_proj", q}, {"k_proj", kv}, {"v_proj", kv}}) {
-      s.weight(l + "self_attn." + name + ".weight", {rows, d});
+      if (!style.fused_projections) s.weight(l + "self_attn." + name + ".weight", {rows, d});
       if (style.qkv_bias || m.attention_bias) s.bias(l + "self_attn." + name + ".bias", rows);
     }
     s.weight(l + "self_attn.o_proj.weight", {d, q});
     if (m.attention_bias) s.bias(l + "self_attn.o_proj.bias", d);
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
-    s.norm(l + "post_attention_layernorm", d, /*with_bias=*/false);
+    norm(l + "post_attention_layernorm", d);
     if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false).norm(l + "post_feedforward_layernorm", d, false);
-    s.weight(l + "mlp.gate_proj.weight", {f, d}).weight(l + "mlp.up_proj.weight", {f, d}).weight(l + "mlp.down_proj.weight", {d, f});
+    if (style.fused_projections)
+      s.weight(l + "mlp.gate_up_proj.weight", {2 * f, d});
+    else
+      s.weight(l + "mlp.gate_proj.weight", {f, d}).weight(l + "mlp.up_proj.weight", {f, d});
+    s.weight(l + "mlp.down_proj.weight", {d, f});
   }
-  s.norm("norm", d, /*with_bias=*/false);
+  norm("norm", d);
   s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
@@ -144,8 +153,11 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
 Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfig family_config, ShapeDefaults defaults) {
   return defineArchitecture(
       std::move(names),
-      [family_config](const io::JsonConfig& c) {
+      [family_config, style](const io::JsonConfig& c) {
         ModelConfig m = parseConfig(c);
+        // transformers' Llama-style attention turns whole heads (its cos and sin would not fit a part).
+        if (!style.partial_rotary && m.rope.partial_rotary_factor != 1.0)
+          c.fail("partial_rotary_factor other than 1 is not supported by this family");
         family_config(c, m);
         for (const int64_t w : m.attention_windows)
           if (w < 0) c.fail("sliding_window must be positive");
@@ -162,7 +174,9 @@ Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfi
 DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style)
     : Model(config, num), style_(std::move(style)) {
   embed_ = w.get("embed_tokens.weight");
-  norm_ = w.get("norm.weight");
+  auto norm_weight = [&](const std::string& name) { return style_.plain_layer_norms ? at::Tensor() : w.get(name); };
+  norm_ = norm_weight("norm.weight");
+  const int64_t q_rows = config.num_heads * config.headDim(), kv_rows = config.num_kv_heads * config.headDim();
   lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : embed_;
   for (int64_t i = 0; i < config.num_layers; ++i) {
     const auto l = layer(i);
@@ -170,22 +184,33 @@ DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Nu
     auto when = [&](bool present, const std::string& name) { return present ? g(name) : at::Tensor(); };
     const bool qkv_bias = style_.qkv_bias || config.attention_bias;
     Layer layer_weights;
-    layer_weights.ln_1 = g("input_layernorm.weight");
-    layer_weights.q = g("self_attn.q_proj.weight");
+    layer_weights.ln_1 = norm_weight(l + "input_layernorm.weight");
+    if (style_.fused_projections) {
+      // Rows [q | k | v] and [gate | up], split once.
+      const auto qkv = g("self_attn.qkv_proj.weight");
+      layer_weights.q = qkv.narrow(0, 0, q_rows).contiguous();
+      layer_weights.k = qkv.narrow(0, q_rows, kv_rows).contiguous();
+      layer_weights.v = qkv.narrow(0, q_rows + kv_rows, kv_rows).contiguous();
+      const auto gate_up = g("mlp.gate_up_proj.weight");
+      layer_weights.gate = gate_up.narrow(0, 0, config.intermediate_size).contiguous();
+      layer_weights.up = gate_up.narrow(0, config.intermediate_size, config.intermediate_size).contiguous();
+    } else {
+      layer_weights.q = g("self_attn.q_proj.weight");
+      layer_weights.k = g("self_attn.k_proj.weight");
+      layer_weights.v = g("self_attn.v_proj.weight");
+      layer_weights.gate = g("mlp.gate_proj.weight");
+      layer_weights.up = g("mlp.up_proj.weight");
+    }
     layer_weights.q_bias = when(qkv_bias, "self_attn.q_proj.bias");
-    layer_weights.k = g("self_attn.k_proj.weight");
     layer_weights.k_bias = when(qkv_bias, "self_attn.k_proj.bias");
-    layer_weights.v = g("self_attn.v_proj.weight");
     layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
     layer_weights.o = g("self_attn.o_proj.weight");
     layer_weights.o_bias = when(config.attention_bias, "self_attn.o_proj.bias");
     layer_weights.q_norm = when(style_.qk_norm, "self_attn.q_norm.weight");
     layer_weights.k_norm = when(style_.qk_norm, "self_attn.k_norm.weight");
-    layer_weights.ln_2 = g("post_attention_layernorm.weight");
+    layer_weights.ln_2 = norm_weight(l + "post_attention_layernorm.weight");
     layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
     layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
-    layer_weights.gate = g("mlp.gate_proj.weight");
-    layer_weights.up = g("mlp.up_proj.weight");
     layer_weights.down = g("mlp.down_proj.weight");
     layers_.push_back(std::move(layer_weights));
   }
@@ -195,6 +220,10 @@ DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Nu
 // input before its scale.
 at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w) const {
   const auto& num = numerics();
+  if (style_.plain_layer_norms) {
+    const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, {}, {}, 1e-5);
+    return num.round(y.to(x.scalar_type()));
+  }
   if (!style_.gemma_norms) return ops::rmsNorm(x, w, config().norm_eps, num);
   const auto xf = x.to(at::kFloat);
   const auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config().norm_eps);
@@ -205,15 +234,16 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
                                    const ops::RotaryTables& rope) const {
   const auto& c = config();
   const auto& num = numerics();
-  auto q = ops::splitHeads(ops::linear(a, l.q, l.q_bias, num), c.num_heads);
-  auto k = ops::splitHeads(ops::linear(a, l.k, l.k_bias, num), c.num_kv_heads);
+  auto clip = [&](const at::Tensor& t) { return c.qkv_clip > 0 ? t.clamp(-c.qkv_clip, c.qkv_clip) : t; };
+  auto q = ops::splitHeads(clip(ops::linear(a, l.q, l.q_bias, num)), c.num_heads);
+  auto k = ops::splitHeads(clip(ops::linear(a, l.k, l.k_bias, num)), c.num_kv_heads);
   if (style_.qk_norm) {
     q = ops::rmsNorm(q, l.q_norm, c.norm_eps, num);
     k = ops::rmsNorm(k, l.k_norm, c.norm_eps, num);
   }
   q = num.round(ops::applyRotary(q, rope));
   k = num.round(ops::applyRotary(k, rope));
-  const auto v = ops::splitHeads(ops::linear(a, l.v, l.v_bias, num), c.num_kv_heads);
+  const auto v = ops::splitHeads(clip(ops::linear(a, l.v, l.v_bias, num)), c.num_kv_heads);
   ops::AttentionShape shape;
   shape.causal = causal;
   shape.window = causal ? c.attentionWindow(block) : 0;
@@ -277,6 +307,7 @@ QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
     maps.k_norm = l.k_norm.to(at::kFloat).expand({h, dh}).contiguous();
     maps.norm_eps = c.norm_eps;
   }
+  maps.clip = c.qkv_clip;
   return maps;
 }
 

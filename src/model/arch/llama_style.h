@@ -22,6 +22,9 @@ struct LlamaStyle {
   bool qk_norm = false;         // Qwen3: each head's q and k RMSNormed (own weights) before RoPE
   bool gemma_norms = false;     // Gemma: RMSNorm scales by 1 + w in float32; embeddings times sqrt(d)
   bool sandwich_norms = false;  // Gemma-2: norms after attention and before and after the MLP
+  bool fused_projections = false;  // Phi-3: qkv_proj [q | k | v] and gate_up_proj [gate | up]
+  bool partial_rotary = false;     // Phi-3: partial_rotary_factor < 1 turns the first dims only
+  bool plain_layer_norms = false;  // OLMo: LayerNorm without weights or bias (eps 1e-5) for every norm
 };
 
 // The keys every such config has: sizes, head_dim, attention_bias, RoPE from
