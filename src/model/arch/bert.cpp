@@ -2,6 +2,7 @@
 // default. hidden.0 is LayerNorm(word + position + type). The MLM head is optional.
 // RoBERTa (roberta.cpp) is this model with its own positions and head names (BertStyle).
 #include "bert_style.h"
+#include "head_maps.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
@@ -149,12 +150,8 @@ class BertModel final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& c = config();
     const auto& l = layers_.at(static_cast<size_t>(index));
-    const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-    auto w = [&](const at::Tensor& t) { return t.to(at::kFloat).reshape({h, dh, d}); };
-    auto b = [&](const at::Tensor& t) { return t.to(at::kFloat).reshape({h, dh}); };
-    return {w(l.q_w), b(l.q_b), w(l.k_w), b(l.k_b)};
+    return arch::perHeadMaps(l.q_w, l.q_b, l.k_w, l.k_b, config().num_heads, config().headDim());
   }
 
   bool hasFinalNorm() const override { return false; }
@@ -175,9 +172,7 @@ class BertModel final : public Model {
     return at::cumsum(real, 1) * real + c.padding_idx;
   }
 
-  struct Norm {
-    at::Tensor w, b;
-  };
+  using Norm = arch::LayerNormWeights;
   struct Layer {
     at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
     Norm attn_ln;

@@ -2,6 +2,7 @@
 // the word embeddings (hidden.0), and query/key/value fused per head as [H, 3, dh].
 #include "posgeom/base/error.h"
 #include "architectures.h"
+#include "head_maps.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
 #include "posgeom/model/tensor_specs.h"
@@ -123,12 +124,8 @@ class BloomModel final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& c = config();
     const auto& b = blocks_.at(static_cast<size_t>(index));
-    const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-    auto w = [&](const at::Tensor& t) { return t.to(at::kFloat).reshape({h, dh, d}); };
-    auto bb = [&](const at::Tensor& t) { return t.to(at::kFloat).reshape({h, dh}); };
-    return {w(b.q_w), bb(b.q_b), w(b.k_w), bb(b.k_b)};
+    return arch::perHeadMaps(b.q_w, b.q_b, b.k_w, b.k_b, config().num_heads, config().headDim());
   }
 
   bool hasLmHead() const override { return true; }
@@ -138,9 +135,7 @@ class BloomModel final : public Model {
   }
 
  private:
-  struct Norm {
-    at::Tensor w, b;
-  };
+  using Norm = arch::LayerNormWeights;
   struct Block {
     Norm ln_1;
     at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;

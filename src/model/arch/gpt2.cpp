@@ -4,6 +4,7 @@
 // ("posgeom_position_encoding": "none" or "alibi" in config.json; no wpe then).
 #include "posgeom/base/error.h"
 #include "architectures.h"
+#include "head_maps.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
 #include "posgeom/model/tensor_specs.h"
@@ -134,13 +135,10 @@ class Gpt2Model final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t block_index) const override {
-    const auto& c = config();
     const auto& b = blocks_.at(static_cast<size_t>(block_index));
-    const int64_t d = c.hidden_size, h = c.num_heads, dh = c.headDim();
-    const auto w = b.c_attn_w.to(at::kFloat);
-    const auto bias = b.c_attn_b.to(at::kFloat);
-    return {w.narrow(0, 0, d).reshape({h, dh, d}), bias.narrow(0, 0, d).reshape({h, dh}),
-            w.narrow(0, d, d).reshape({h, dh, d}), bias.narrow(0, d, d).reshape({h, dh})};
+    const int64_t d = config().hidden_size;  // c_attn's rows: q | k | v
+    return arch::perHeadMaps(b.c_attn_w.narrow(0, 0, d), b.c_attn_b.narrow(0, 0, d), b.c_attn_w.narrow(0, d, d),
+                             b.c_attn_b.narrow(0, d, d), config().num_heads, config().headDim());
   }
 
   bool hasLmHead() const override { return true; }
@@ -150,9 +148,7 @@ class Gpt2Model final : public Model {
   }
 
  private:
-  struct Norm {
-    at::Tensor w, b;
-  };
+  using Norm = arch::LayerNormWeights;
   struct Block {
     Norm ln_1;
     at::Tensor c_attn_w, c_attn_b, c_proj_w, c_proj_b;

@@ -2,6 +2,7 @@
 // query, key and value as separate bias-free Linear maps, logits not scaled by 1/sqrt(dh),
 // and global and local layers as attention_types lists them (local: the last window_size keys).
 #include "architectures.h"
+#include "head_maps.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/load/weights.h"
 #include "posgeom/model/model.h"
@@ -156,19 +157,14 @@ class GptNeoModel final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& c = config();
     const auto& b = blocks_.at(static_cast<size_t>(index));
-    const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-    const auto zeros = at::zeros({h, dh}, at::TensorOptions().dtype(at::kFloat));
-    return {b.q_w.to(at::kFloat).reshape({h, dh, d}), zeros, b.k_w.to(at::kFloat).reshape({h, dh, d}), zeros};
+    return arch::perHeadMaps(b.q_w, {}, b.k_w, {}, config().num_heads, config().headDim());
   }
 
   bool hasLmHead() const override { return true; }
 
  private:
-  struct Norm {
-    at::Tensor w, b;
-  };
+  using Norm = arch::LayerNormWeights;
   struct Block {
     Norm ln_1;
     at::Tensor q_w, k_w, v_w, o_w, o_b;

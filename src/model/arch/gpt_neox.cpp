@@ -2,6 +2,7 @@
 // with LayerNorm biases, attention and MLP in parallel off the same input (unless
 // use_parallel_residual is false), and query/key/value fused per head as [H, 3, dh].
 #include "architectures.h"
+#include "head_maps.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/load/weights.h"
 #include "posgeom/model/model.h"
@@ -153,22 +154,14 @@ class GptNeoXModel final : public Model {
   // RoPE is not in these maps (kernelPositions gives the partial rotation); the key bias
   // rotates with its key and is kept.
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& c = config();
     const auto& l = layers_.at(static_cast<size_t>(index));
-    const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-    auto w = [&](const at::Tensor& t) { return t.to(at::kFloat).reshape({h, dh, d}); };
-    auto b = [&](const at::Tensor& t) {
-      return t.defined() ? t.to(at::kFloat).reshape({h, dh}) : at::zeros({h, dh}, at::TensorOptions().dtype(at::kFloat));
-    };
-    return {w(l.q_w), b(l.q_b), w(l.k_w), b(l.k_b)};
+    return arch::perHeadMaps(l.q_w, l.q_b, l.k_w, l.k_b, config().num_heads, config().headDim());
   }
 
   bool hasLmHead() const override { return lm_head_.defined(); }
 
  private:
-  struct Norm {
-    at::Tensor w, b;
-  };
+  using Norm = arch::LayerNormWeights;
   struct Layer {
     Norm ln_1;
     at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;

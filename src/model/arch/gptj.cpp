@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "architectures.h"
+#include "head_maps.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/load/weights.h"
 #include "posgeom/model/model.h"
@@ -126,19 +127,14 @@ class GptJModel final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& c = config();
     const auto& b = blocks_.at(static_cast<size_t>(index));
-    const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-    const auto zeros = at::zeros({h, dh}, at::TensorOptions().dtype(at::kFloat));
-    return {b.q_w.to(at::kFloat).reshape({h, dh, d}), zeros, b.k_w.to(at::kFloat).reshape({h, dh, d}), zeros};
+    return arch::perHeadMaps(b.q_w, {}, b.k_w, {}, config().num_heads, config().headDim());
   }
 
   bool hasLmHead() const override { return true; }
 
  private:
-  struct Norm {
-    at::Tensor w, b;
-  };
+  using Norm = arch::LayerNormWeights;
   struct Block {
     Norm ln_1;
     at::Tensor q_w, k_w, v_w, o_w, fc_in_w, fc_in_b, fc_out_w, fc_out_b;

@@ -2,6 +2,7 @@
 // before each block (or after, with do_layer_norm_before false: OPT-350m), ReLU MLP, and for
 // OPT-350m embeddings narrower than the blocks (project_in / project_out).
 #include "architectures.h"
+#include "head_maps.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/load/weights.h"
 #include "posgeom/model/model.h"
@@ -144,22 +145,15 @@ class OptModel final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& c = config();
     const auto& l = layers_.at(static_cast<size_t>(index));
-    const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-    auto b = [&](const at::Tensor& t) {
-      return t.defined() ? t.to(at::kFloat).reshape({h, dh}) : at::zeros({h, dh}, at::TensorOptions().dtype(at::kFloat));
-    };
-    return {l.q_w.to(at::kFloat).reshape({h, dh, d}), b(l.q_b), l.k_w.to(at::kFloat).reshape({h, dh, d}), b(l.k_b)};
+    return arch::perHeadMaps(l.q_w, l.q_b, l.k_w, l.k_b, config().num_heads, config().headDim());
   }
 
   bool hasFinalNorm() const override { return final_ln_.w.defined() || project_out_.defined(); }
   bool hasLmHead() const override { return true; }
 
  private:
-  struct Norm {
-    at::Tensor w, b;
-  };
+  using Norm = arch::LayerNormWeights;
   struct Layer {
     at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
     Norm attn_ln;

@@ -1,0 +1,48 @@
+#include "rope_config.h"
+
+#include "posgeom/base/error.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+model::RopeConfig ropeOf(const std::string& json) {
+  ScratchDir s;
+  writeFile(s / "config.json", json);
+  return model::readRopeConfig(io::JsonConfig::load(s / "config.json"));
+}
+
+// Both config formats: transformers 5's rope_parameters, and the earlier top-level keys
+// with rope_scaling ("type" or "rope_type").
+TEST(RopeConfig, ReadsBothFormats) {
+  const auto v5 = ropeOf(R"({"rope_parameters": {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0,
+      "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})");
+  EXPECT_EQ(v5.theta, 500000.0);
+  EXPECT_EQ(v5.type, "llama3");
+  EXPECT_EQ(v5.original_max_positions, 8192);
+  const auto v4 = ropeOf(R"({"rope_theta": 1000.0, "partial_rotary_factor": 0.5, "rope_scaling": {"type": "linear", "factor": 2.0}})");
+  EXPECT_EQ(v4.theta, 1000.0);
+  EXPECT_EQ(v4.type, "linear");
+  EXPECT_EQ(v4.factor, 2.0);
+  EXPECT_EQ(v4.partial_rotary_factor, 0.5);
+  const auto plain = ropeOf(R"({"rope_scaling": null})");
+  EXPECT_EQ(plain.type, "default");
+  EXPECT_EQ(plain.theta, 10000.0);
+}
+
+TEST(RopeConfig, RefusesWhatItDoesNotReadByName) {
+  for (const auto& [json, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}})", "RoPE of type 'yarn'"},
+           {R"({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "dynamic"}})", "rope_parameters.factor must be a positive number"},
+           {R"({"rope_theta": -1})", "rope_theta must be positive"}}) {
+    try {
+      ropeOf(json);
+      ADD_FAILURE() << json;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace posgeom::testing
