@@ -247,7 +247,7 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
         const auto moved = std::count_if(rows.begin(), rows.end(), [](const report::CheckRow& r) { return !r.ok; });
         outcome.check_passed = moved == 0;
         outcome.check_summary = std::to_string(rows.size() - static_cast<std::size_t>(moved)) + " of " + std::to_string(rows.size()) +
-                                " numbers within tolerance of " + run.reference.filename().string();
+                                " values within tolerance of " + run.reference.filename().string();
         io::writeTextFileAtomically(job.out / "check.txt", report::formatCheck(rows, true));
       }
     } catch (const RunStopped&) {

@@ -35,7 +35,7 @@ CheckOutcome runCheckJob(const CheckJob& job) {
   if (std::filesystem::is_directory(summary)) summary /= "summary.json";
   const auto rows = report::checkAgainstReference(io::readJsonFile(summary), io::readJsonFile(job.reference), options,
                                                   job.reference);
-  if (rows.empty()) throw InputError(job.reference, "holds no numbers to check");
+  if (rows.empty()) throw InputError(job.reference, "holds no values to check");
   CheckOutcome outcome;
   outcome.table = report::formatCheck(rows, job.all);
   for (const auto& r : rows) outcome.passed = outcome.passed && r.ok;

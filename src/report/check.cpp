@@ -42,21 +42,25 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
     }
     return;
   }
-  if (!ref.is_number() && !ref.is_boolean()) return;  // strings describe, numbers are checked
   CheckRow row;
   row.path = path;
   row.reference = ref.dump();
-  if (!actual || (!actual->is_number() && !actual->is_boolean())) {
+  if (!actual || actual->is_object() || actual->is_array()) {
     row.actual = "missing";
     row.ok = false;
     rows.push_back(row);
     return;
   }
   row.actual = actual->dump();
-  const auto it = options.per_key.find(key);
-  if (ref.is_boolean() || (ref.is_number_integer() && it == options.per_key.end())) {
+  if (!ref.is_number() || !actual->is_number()) {  // strings (head classes), booleans, nulls: equal or moved
     row.ok = *actual == ref;
-    if (actual->is_number()) row.abs_diff = std::abs(actual->get<double>() - ref.get<double>());
+    rows.push_back(row);
+    return;
+  }
+  const auto it = options.per_key.find(key);
+  if (ref.is_number_integer() && it == options.per_key.end()) {
+    row.ok = *actual == ref;
+    row.abs_diff = std::abs(actual->get<double>() - ref.get<double>());
   } else {
     const Tolerance t = it == options.per_key.end() ? options.tolerance : it->second;
     const double r = ref.get<double>(), a = actual->get<double>();
@@ -69,8 +73,32 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
 
 }  // namespace
 
+namespace {
+
+const char* jsonKind(const nlohmann::json& j) {
+  return j.is_array() ? "an array" : j.is_string() ? "a string" : j.is_number() ? "a number" : j.is_boolean() ? "a boolean" : "null";
+}
+
+double toleranceValue(const nlohmann::json& t, const char* name, double fallback, const std::string& where, const std::string& key) {
+  if (!t.contains(name)) return fallback;
+  if (!t[name].is_number() || !(t[name].get<double>() >= 0))
+    throw InputError(where, "tolerances." + key + "." + name + " must be a number >= 0 (got " + t[name].dump() + ")");
+  return t[name].get<double>();
+}
+
+void checkTolerance(const Tolerance& t, const std::string& where) {
+  if (!(t.rtol >= 0) || !(t.atol >= 0))
+    throw InputError(where, "tolerances must be >= 0 (rtol " + std::to_string(t.rtol) + ", atol " + std::to_string(t.atol) + ")");
+}
+
+}  // namespace
+
 std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
                                             const CheckOptions& options, const std::string& where) {
+  if (!reference.is_object())
+    throw InputError(where, std::string("is ") + jsonKind(reference) + ", not a JSON object of expected values");
+  checkTolerance(options.tolerance, "--rtol/--atol");
+  for (const auto& [key, t] : options.per_key) checkTolerance(t, "--tolerance " + key);
   if (reference.is_object() && reference.contains("heads") && reference["heads"].is_array())
     for (const auto& head : reference["heads"])
       if (head.is_object() && head.contains("layer"))
@@ -78,12 +106,17 @@ std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const
                                 "block b reads hidden.b and writes hidden.b+1)");
   CheckOptions merged = options;
   nlohmann::json numbers = reference;
-  if (reference.is_object() && reference.contains("tolerances")) {
-    for (const auto& [key, t] : reference["tolerances"].items())
-      if (!merged.per_key.count(key))
-        merged.per_key[key] = {t.value("rtol", options.tolerance.rtol), t.value("atol", options.tolerance.atol)};
+  if (reference.contains("tolerances")) {
+    if (!reference["tolerances"].is_object()) throw InputError(where, "tolerances must be an object {key: {rtol, atol}}");
+    for (const auto& [key, t] : reference["tolerances"].items()) {
+      if (!t.is_object()) throw InputError(where, "tolerances." + key + " must be an object {rtol, atol}");
+      const Tolerance parsed{toleranceValue(t, "rtol", options.tolerance.rtol, where, key),
+                             toleranceValue(t, "atol", options.tolerance.atol, where, key)};
+      if (!merged.per_key.count(key)) merged.per_key[key] = parsed;
+    }
     numbers.erase("tolerances");
   }
+  numbers.erase("description");
   std::vector<CheckRow> rows;
   walk(numbers, &summary, "", "", merged, rows);
   return rows;
@@ -107,7 +140,7 @@ std::string formatCheck(const std::vector<CheckRow>& rows, bool all_rows) {
     out << line;
   }
   const auto moved = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const CheckRow& r) { return !r.ok; }));
-  out << rows.size() - moved << " of " << rows.size() << " numbers within tolerance";
+  out << rows.size() - moved << " of " << rows.size() << " values within tolerance";
   if (moved) out << ", " << moved << " moved";
   out << "\n";
   return out.str();

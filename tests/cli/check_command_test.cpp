@@ -40,7 +40,8 @@ TEST(CheckCommand, ARealModelsNumbersArePinned) {
   const auto checked = runPosgeom({"check", (s / "report").string(), "--reference", reference.string(), "--rtol", "1e-4",
                                    "--atol", "1e-6"});
   EXPECT_EQ(checked.exit_code, 0) << checked.out;
-  EXPECT_NE(checked.out.find("258 of 258 numbers within tolerance"), std::string::npos) << checked.out;
+  // 258 numbers and 72 head classes and flags.
+  EXPECT_NE(checked.out.find("330 of 330 values within tolerance"), std::string::npos) << checked.out;
   // The pin holds the numbers: one moved is caught.
   auto moved = readFile(reference);
   const std::string key = "\"relative_norm\": ";
@@ -50,6 +51,35 @@ TEST(CheckCommand, ARealModelsNumbersArePinned) {
   EXPECT_EQ(runPosgeom({"check", (s / "report").string(), "--reference", (s / "moved.json").string(), "--rtol", "1e-4"})
                 .exit_code,
             1);
+  // So does a head whose class changed.
+  auto reclassed = readFile(reference);
+  const std::string local = "\"class\": \"local\"";
+  ASSERT_NE(reclassed.find(local), std::string::npos);
+  reclassed.replace(reclassed.find(local), local.size(), "\"class\": \"uniform\"");
+  writeFile(s / "reclassed.json", reclassed);
+  const auto reclassed_check = runPosgeom({"check", (s / "report").string(), "--reference", (s / "reclassed.json").string(),
+                                           "--rtol", "1e-4", "--atol", "1e-6"});
+  EXPECT_EQ(reclassed_check.exit_code, 1) << reclassed_check.out;
+  EXPECT_NE(reclassed_check.out.find(".class"), std::string::npos) << reclassed_check.out;
+}
+
+// Malformed references and tolerances exit 2 with one line naming the file or option.
+TEST(CheckCommand, MalformedReferencesExitTwo) {
+  ScratchDir s;
+  writeFile(s / "summary.json", R"({"layers": [{"layer": 0, "stable_rank": 3.0}]})");
+  writeFile(s / "array.json", "[1, 2]");
+  writeFile(s / "string_tol.json", R"({"tolerances": {"stable_rank": {"rtol": "0.1"}}, "layers": [{"layer": 0, "stable_rank": 3.0}]})");
+  writeFile(s / "ok.json", R"({"layers": [{"layer": 0, "stable_rank": 3.0}]})");
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--reference", (s / "array.json").string()}, "array.json: is an array, not a JSON object"},
+           {{"--reference", (s / "string_tol.json").string()}, "string_tol.json: tolerances.stable_rank.rtol must be a number >= 0"},
+           {{"--reference", (s / "ok.json").string(), "--rtol", "-1"}, "--rtol/--atol: tolerances must be >= 0"}}) {
+    std::vector<std::string> command{"check", (s / "summary.json").string()};
+    command.insert(command.end(), args.begin(), args.end());
+    const auto r = runPosgeom(command);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ TEST(CheckJob, PerKeyTolerancesDecide) {
   job.per_key = {"relative_norm=0.1"};
   const auto outcome = jobs::runCheckJob(job);
   EXPECT_TRUE(outcome.passed);
-  EXPECT_NE(outcome.table.find("2 of 2 numbers within tolerance"), std::string::npos) << outcome.table;
+  EXPECT_NE(outcome.table.find("2 of 2 values within tolerance"), std::string::npos) << outcome.table;
   job.per_key = {"relative_norm"};
   EXPECT_THROW(jobs::runCheckJob(job), InputError);
   job.per_key = {"relative_norm=x"};
@@ -52,9 +52,10 @@ TEST(CheckJob, HeadsAreMatchedByBlockAndTheOldNamingIsRefused) {
   }
 }
 
-TEST(CheckJob, AReferenceWithoutNumbersIsBadInput) {
+// Prose and tolerances alone leave nothing to compare.
+TEST(CheckJob, AReferenceWithoutValuesIsBadInput) {
   CheckFiles f;
-  EXPECT_THROW(jobs::runCheckJob(f.job(R"({"model": "m"})")), InputError);
+  EXPECT_THROW(jobs::runCheckJob(f.job(R"({"description": "m", "tolerances": {}})")), InputError);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "posgeom/base/error.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -64,7 +65,47 @@ TEST(Check, TableListsWhatMovedFirst) {
   const auto text = report::formatCheck(report::checkAgainstReference(kSummary, ref, {}), false);
   EXPECT_NE(text.find("MOVED  layers[layer=0].relative_norm"), std::string::npos) << text;
   EXPECT_EQ(text.find("stable_rank"), std::string::npos);  // unchanged rows hidden
-  EXPECT_NE(text.find("2 of 3 numbers within tolerance, 1 moved"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 of 3 values within tolerance, 1 moved"), std::string::npos) << text;
+}
+
+// Every value is compared: a head's class (a string) that changed is a regression, as is a
+// boolean; the top-level description is prose.
+TEST(Check, StringsAndBooleansAreComparedForEquality) {
+  const auto summary = nlohmann::json::parse(R"({"heads": [{"block": 0, "head": 1, "class": "local", "contextual": false}]})");
+  auto ref = nlohmann::json::parse(R"({"description": "pinned on main", "heads": [{"block": 0, "head": 1, "class": "local", "contextual": false}]})");
+  EXPECT_TRUE(allOk(report::checkAgainstReference(summary, ref, {})));
+  EXPECT_EQ(report::checkAgainstReference(summary, ref, {}).size(), 4u);  // block, head, class, contextual
+  ref["heads"][0]["class"] = "uniform";
+  const auto rows = report::checkAgainstReference(summary, ref, {});
+  EXPECT_FALSE(allOk(rows));
+  EXPECT_NE(report::formatCheck(rows, false).find("MOVED  heads[block=0,head=1].class"), std::string::npos);
+  ref["heads"][0]["class"] = "local";
+  ref["heads"][0]["contextual"] = true;
+  EXPECT_FALSE(allOk(report::checkAgainstReference(summary, ref, {})));
+}
+
+// Malformed references and tolerances are bad input naming the file, not regressions or
+// internal errors.
+TEST(Check, MalformedReferencesAndTolerancesAreBadInput) {
+  auto refused = [](const nlohmann::json& ref, const report::CheckOptions& o, const std::string& message) {
+    try {
+      report::checkAgainstReference(kSummary, ref, o, "ref.json");
+      ADD_FAILURE() << ref.dump() << " must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  refused(nlohmann::json::parse("[1, 2]"), {}, "ref.json: is an array, not a JSON object");
+  refused(nlohmann::json::parse(R"({"tolerances": {"stable_rank": {"rtol": "0.1"}}, "layers": []})"), {},
+          "ref.json: tolerances.stable_rank.rtol must be a number >= 0 (got \"0.1\")");
+  refused(nlohmann::json::parse(R"({"tolerances": {"stable_rank": {"atol": -1}}})"), {}, "tolerances.stable_rank.atol");
+  refused(nlohmann::json::parse(R"({"tolerances": [1]})"), {}, "tolerances must be an object");
+  report::CheckOptions negative;
+  negative.tolerance.rtol = -1e-3;
+  refused(nlohmann::json::parse(R"({"layers": []})"), negative, "--rtol/--atol: tolerances must be >= 0");
+  report::CheckOptions per_key;
+  per_key.per_key["stable_rank"] = {-1, 0};
+  refused(nlohmann::json::parse(R"({"layers": []})"), per_key, "--tolerance stable_rank");
 }
 
 }  // namespace

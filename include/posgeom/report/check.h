@@ -31,8 +31,11 @@ struct CheckRow {
 // position. Heads are named by their 0-based "block": a reference whose heads carry a
 // "layer" (the older naming, one higher) is bad input, named by `where`.
 // Floats must lie within atol + rtol |reference|; integers must match exactly unless
-// their key has its own tolerance. A top-level "tolerances" object in the reference,
-// {"key": {"rtol": r, "atol": a}}, gives per-key tolerances (options.per_key wins).
+// their key has its own tolerance; strings, booleans and nulls must be equal. A top-level
+// "tolerances" object in the reference, {"key": {"rtol": r, "atol": a}}, gives per-key
+// tolerances (options.per_key wins); a top-level "description" is prose, not compared.
+// A reference that is not an object, or a tolerance that is not a number >= 0, is bad
+// input (InputError naming `where`), as are negative tolerances in `options`.
 std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
                                             const CheckOptions& options, const std::string& where = "reference");
 // The rows as an aligned table; regressions first.
