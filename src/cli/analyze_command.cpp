@@ -13,9 +13,13 @@ namespace posgeom::cli {
 namespace {
 
 void addReportOptions(CLI::App* sub, pass::ReportOptions& r) {
-  sub->add_option("--screenot-k", r.screenot_k, "ScreeNOT upper bound on the signal rank")->capture_default_str();
+  sub->add_option("--screenot-k", r.screenot_k, "ScreeNOT upper bound on the signal rank (>= 1; below half the window)")
+      ->check(atLeast(1))
+      ->capture_default_str();
   addTypedOption(sub, "--screenot-strategy", r.screenot_strategy, metrics::parseScreeNotStrategy, "0, w or i (default i)");
-  sub->add_option("--lowfreq-k", r.lowfreq_k, "size of the low-frequency DCT block")->capture_default_str();
+  sub->add_option("--lowfreq-k", r.lowfreq_k, "size of the low-frequency DCT block (1 .. the window's positions)")
+      ->check(atLeast(1))
+      ->capture_default_str();
 }
 
 void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
@@ -27,12 +31,14 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   sub->add_option("--tokenizer", o->tokenizer, "tokenizer directory (default: the model's)");
   addTypedOption(sub, "--layer", o->layers, [](const std::string& s) { return pass::parseLayerSelection(s); },
                  "all, or hidden-state indices like 0,3,5 (default all)");
-  sub->add_option("--seq-len", o->seq_len, "window length T (default: min(512, model maximum))");
-  sub->add_option("--num-seqs", o->num_seqs, "number of windows (default: all)");
+  sub->add_option("--seq-len", o->seq_len, "window length T >= 2 (default: min(512, model maximum))")->check(atLeast(2));
+  sub->add_option("--num-seqs", o->num_seqs, "number of windows >= 1 (default: all)")->check(atLeast(1));
   sub->add_option("--batch-size", o->batch_size,
                   "windows per forward pass (0: chosen, about 2048 tokens on a CPU, 32768 on a GPU, within memory)")
       ->capture_default_str();
-  sub->add_option("--skip-first", o->skip_first, "positions dropped from every statistic")->capture_default_str();
+  sub->add_option("--skip-first", o->skip_first, "positions dropped from every statistic (>= 0, below the window)")
+      ->check(atLeast(0))
+      ->capture_default_str();
   addDeviceOptions(sub, o->device, o->dtype);
   addTypedOption(sub, "--sampling", o->sampling, [](const std::string& s) { return pass::parseSampling(s); },
                  "sequential or random (default sequential)");
@@ -45,7 +51,9 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   addTypedOption(sub, "--shard", o->shard, [](const std::string& s) { return pass::parseShard(s); },
                  "i/n: process every n-th window, starting at i");
   sub->add_flag("--heads", o->heads, "positional kernels, ETC and class of every attention head");
-  sub->add_option("--kernel-skip", o->kernel_skip, "keys before this position are outside the kernels")->capture_default_str();
+  sub->add_option("--kernel-skip", o->kernel_skip, "keys before this position are outside the kernels (>= 0, below the window)")
+      ->check(atLeast(0))
+      ->capture_default_str();
   addTypedOption(sub, "--kernel-query", o->kernel_query, heads::parseQueryMode,
                  "kernel queries: sampled (from the corpus, averaged) or mean (embedding) (default sampled)");
   sub->add_option("--head-samples", o->caps.attention_samples,

@@ -2,6 +2,7 @@
 // An option whose text the library parses into a typed value at parse time: a bad value is
 // a usage error naming the option, before any command runs.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <string>
 
 #include "posgeom/base/error.h"
@@ -21,6 +22,20 @@ CLI::Option* addTypedOption(CLI::App* sub, const std::string& name, T& target, P
         }
       },
       description);
+}
+
+// A whole number of at least `lo`, checked at parse time: "--seq-len: must be a whole
+// number >= 1 (got 0)". A value that the option leaves at its default is not given.
+inline CLI::Validator atLeast(long long lo) {
+  return CLI::Validator(
+      [lo](std::string& text) -> std::string {
+        char* end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || v < lo)
+          return "must be a whole number >= " + std::to_string(lo) + " (got " + text + ")";
+        return "";
+      },
+      "INT>=" + std::to_string(lo));
 }
 
 // --device and --dtype, as every command that runs a model takes them.

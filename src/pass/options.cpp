@@ -32,6 +32,8 @@ Shard parseShard(const std::string& spec, const std::string& where) {
 LayerSelection parseLayerSelection(const std::string& spec, const std::string& where) {
   LayerSelection selection;
   if (spec == "all") return selection;
+  if (!spec.empty() && spec.back() == ',')  // getline would drop the empty last item
+    throw InputError(where, "'" + spec + "' ends in a comma: an empty hidden-state index");
   std::stringstream in(spec);
   std::string item;
   while (std::getline(in, item, ',')) {

@@ -107,6 +107,14 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
     throw InputError("--skip-first", "leaves no positions of the " + std::to_string(pass.seq_len));
   if (o.corpus.path == "random" && o.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
   checkScreeNotFits(o.report, pass.seq_len - o.skip_first, config.hidden_size);
+  // Options the end stages read, checked against the window before any work.
+  const int64_t positions = pass.seq_len - o.skip_first;
+  if (o.report.lowfreq_k < 1 || o.report.lowfreq_k > positions)
+    throw InputError("--lowfreq-k", std::to_string(o.report.lowfreq_k) + " is outside 1.." + std::to_string(positions) +
+                                        " (the positions of a window after --skip-first)");
+  if (o.heads && o.kernel_skip >= pass.seq_len)
+    throw InputError("--kernel-skip", std::to_string(o.kernel_skip) + " leaves no keys in windows of " +
+                                          std::to_string(pass.seq_len) + " (at most " + std::to_string(pass.seq_len - 1) + ")");
 
   auto& a = pass.accumulator;
   a.layers = resolveLayers(o.layers, config.num_layers + 1);

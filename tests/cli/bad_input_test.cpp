@@ -244,6 +244,17 @@ std::vector<BadInput> cases() {
   c.push_back(row("screenot-k-too-large",
                [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--screenot-k", "100"}); }, 2,
                "--screenot-k: 100 is too large: it must be below min(rows, cols) = 15"));
+  // Values that mean nothing are refused, not run at a default (issue 22).
+  auto tiny = [](const Args& more) { return [more](const fs::path&) { return onRandomIds(fixtureModel("tiny-gpt2"), more); }; };
+  c.push_back(row("seq-len-not-positive", tiny({"--seq-len", "0"}), 2, "--seq-len: must be a whole number >= 2 (got 0)"));
+  c.push_back(row("num-seqs-not-positive", tiny({"--num-seqs", "-1"}), 2, "--num-seqs: must be a whole number >= 1 (got -1)"));
+  c.push_back(row("screenot-k-zero", tiny({"--screenot-k", "0"}), 2, "--screenot-k: must be a whole number >= 1 (got 0)"));
+  c.push_back(row("lowfreq-k-out-of-range", tiny({"--lowfreq-k", "100"}), 2,
+               "--lowfreq-k: 100 is outside 1..15 (the positions of a window after --skip-first)"));
+  c.push_back(row("skip-first-negative", tiny({"--skip-first", "-3"}), 2, "--skip-first: must be a whole number >= 0 (got -3)"));
+  c.push_back(row("layer-trailing-comma", tiny({"--layer", "2,0,"}), 2, "--layer: '2,0,' ends in a comma"));
+  c.push_back(row("kernel-skip-beyond-window", tiny({"--heads", "--kernel-skip", "64"}), 2,
+               "--kernel-skip: 64 leaves no keys in windows of 16 (at most 15)"));
   c.push_back(row("unknown-option", [](const fs::path& d) { return onText(d / "a.txt", {"--no-such-option"}); }, 2,
                "The following argument was not expected: --no-such-option (see --help)"));
   c.push_back(row("resume-nothing-saved",
