@@ -120,7 +120,7 @@ class JsonLinesReader final : public DocumentReader {
       }
       if (!problem.empty()) {
         if (options_.strict) throw InputError(source_->name(), "line " + std::to_string(line_number_) + " " + problem);
-        ++stats_.skipped_rows;
+        if (stats_.skipped_rows++ == 0) first_problem_ = "line " + std::to_string(line_number_) + " " + describeRow(row, problem);
         continue;
       }
       std::string label = label_;
@@ -131,11 +131,23 @@ class JsonLinesReader final : public DocumentReader {
       ++stats_.documents;
       return TextChunk{label, row[options_.text_field].get<std::string>(), true, true};
     }
+    // Rows that all lack the field would read as an empty corpus: say why instead.
+    if (stats_.documents == 0 && stats_.skipped_rows > 0)
+      throw InputError(source_->name(), "none of its " + std::to_string(stats_.skipped_rows) + " rows has text to read: " +
+                                            first_problem_ + " (--text-field names the field)");
     return std::nullopt;
   }
   const TextReaderStats& stats() const override { return stats_; }
 
  private:
+  // "has no string field 'text' (its fields: content, id)".
+  static std::string describeRow(const nlohmann::json& row, const std::string& problem) {
+    if (!row.is_object()) return problem;
+    std::string fields;
+    for (const auto& [key, value] : row.items()) fields += (fields.empty() ? "" : ", ") + key;
+    return problem + " (its fields: " + (fields.empty() ? "none" : fields) + ")";
+  }
+
   bool readLine(std::string& line) {
     line.clear();
     for (;;) {
@@ -162,6 +174,7 @@ class JsonLinesReader final : public DocumentReader {
   std::string buffer_;
   std::size_t pos_ = 0;
   int64_t line_number_ = 0;
+  std::string first_problem_;
   TextReaderStats stats_;
 };
 

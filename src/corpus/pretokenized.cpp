@@ -2,6 +2,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "posgeom/base/error.h"
 #include "posgeom/corpus/byte_source.h"
@@ -15,6 +16,7 @@ namespace {
 struct IdFormat {
   std::size_t bytes = 2;
   bool is_signed = false;
+  int64_t expected_ids = -1;  // a .npy header's element count; -1: whatever the file holds
 };
 
 IdFormat formatOf(const std::string& dtype, const std::string& where) {
@@ -76,6 +78,10 @@ class IdFileStream final : public TokenStream {
       block.ids.push_back(static_cast<int32_t>(id));
     }
     tokens_ += static_cast<int64_t>(block.ids.size());
+    // A header that claims other than the data holds: a truncated or padded file.
+    if ((done_ || tokens_ > format_.expected_ids) && format_.expected_ids >= 0 && tokens_ != format_.expected_ids)
+      throw InputError(name_, ".npy header says " + std::to_string(format_.expected_ids) + " ids but the file holds " +
+                                  (done_ ? std::to_string(tokens_) : "more"));
     if (block.ids.empty() && done_ && tokens_ > 0) return std::nullopt;
     return block;
   }
@@ -136,7 +142,22 @@ IdFormat readNpyHeader(ByteSource& source, const std::string& path) {
   if (npyHeaderValue(header, "fortran_order").rfind("True", 0) == 0)
     throw InputError(path, "Fortran-ordered .npy data is not supported");
   const std::string type = descr.substr(1, descr.find('\'', 1) - 1);  // e.g. <u2, |u1
-  return formatOf(type[0] == '|' || type[0] == '=' ? "<" + type.substr(1) : type, path);
+  IdFormat format = formatOf(type[0] == '|' || type[0] == '=' ? "<" + type.substr(1) : type, path);
+  // 'shape': (N,) or (N, M): the ids the data must hold.
+  const std::string shape = npyHeaderValue(header, "shape");
+  if (shape.empty() || shape.front() != '(' || shape.find(')') == std::string::npos)
+    throw InputError(path, ".npy header has no 'shape'");
+  int64_t count = 1;
+  std::stringstream dims(shape.substr(1, shape.find(')') - 1));
+  for (std::string dim; std::getline(dims, dim, ',');) {
+    if (dim.find_first_not_of(' ') == std::string::npos) continue;  // the trailing comma of (N,)
+    char* end = nullptr;
+    const long long v = std::strtoll(dim.c_str(), &end, 10);
+    if (v < 0 || (*end != '\0' && *end != ' ')) throw InputError(path, ".npy header has a bad 'shape' " + shape);
+    count *= v;
+  }
+  format.expected_ids = count;
+  return format;
 }
 
 }  // namespace

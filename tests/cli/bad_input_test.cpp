@@ -214,6 +214,19 @@ std::vector<BadInput> cases() {
                [](const fs::path& out) { EXPECT_EQ(summaryIn(out)["data"]["invalid_utf8_replaced"], 3); }));
   c.push_back(row("ids-out-of-range", [](const fs::path& d) { return onText(idsFile(d, 200)); }, 2,
                "ids.bin: token id 200 at offset 299 is outside the vocabulary of 87"));
+  c.push_back(row("npy-shorter-than-header",
+               [](const fs::path& d) {
+                 // 300 uint16 ids under a header that claims 1000.
+                 std::string header = "{'descr': '<u2', 'fortran_order': False, 'shape': (1000,), }";
+                 header.append(64 - (10 + header.size() + 1) % 64, ' ');
+                 header += '\n';
+                 std::string npy = std::string("\x93NUMPY\x01", 7) + '\0' + static_cast<char>(header.size()) + '\0' + header;
+                 return onText(textFile(d, "ids.npy", npy + readFile(idsFile(d, 5))));
+               },
+               2, "ids.npy: .npy header says 1000 ids but the file holds 300"));
+  c.push_back(row("jsonl-no-text-field",
+               [](const fs::path& d) { return onText(textFile(d, "rows.jsonl", "{\"content\": \"a b c\", \"id\": 1}\n{\"content\": \"d\"}\n")); },
+               2, "rows.jsonl: none of its 2 rows has text to read: line 1 has no string field 'text' (its fields: content, id) (--text-field names the field)"));
   c.push_back(row("ids-truncated", [](const fs::path& d) { return onText(textFile(d, "ids.bin", "abc")); }, 2,
                "ids.bin: file size is not a multiple of the 2-byte token size"));
   c.push_back(row("jsonl-malformed", [](const fs::path& d) { return onText(textFile(d, "rows.jsonl", jsonLines(true))); }, 0,

@@ -81,5 +81,29 @@ TEST(Pretokenized, NpyOfSeveralIntegerTypes) {
   EXPECT_THROW(corpus::openPretokenized((s / "d.npy").string(), "", 10), InputError);
 }
 
+// A header that claims more (or fewer) ids than the data holds is a damaged file, not a short
+// corpus (issue 22: it used to be read short without a word); a 2-D shape counts N x M.
+TEST(Pretokenized, NpyShapeMustMatchTheData) {
+  ScratchDir s;
+  writeFile(s / "short.npy", npy("<u2", raw<uint16_t>({1, 2, 3}), 5));
+  auto short_file = corpus::openPretokenized((s / "short.npy").string(), "", 10);
+  try {
+    readIds(*short_file);
+    FAIL() << "a short .npy must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("short.npy: .npy header says 5 ids but the file holds 3"), std::string::npos)
+        << e.what();
+  }
+  writeFile(s / "long.npy", npy("<u2", raw<uint16_t>({1, 2, 3}), 2));
+  auto long_file = corpus::openPretokenized((s / "long.npy").string(), "", 10);
+  EXPECT_THROW(readIds(*long_file), InputError);
+  std::string two_d = npy("<u2", raw<uint16_t>({1, 2, 3, 4, 5, 6}), 10);
+  const std::string one_d = "'shape': (10,)";  // as long as (2,3): the data stays aligned
+  two_d.replace(two_d.find(one_d), one_d.size(), "'shape': (2,3)");
+  writeFile(s / "grid.npy", two_d);
+  auto grid = corpus::openPretokenized((s / "grid.npy").string(), "", 10);
+  EXPECT_EQ(readIds(*grid).size(), 6u);
+}
+
 }  // namespace
 }  // namespace posgeom::testing
