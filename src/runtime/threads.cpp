@@ -63,7 +63,14 @@ std::string describeThreadSettings() {
 int configureThreads(int requested) {
   keepFreedMemoryForReuse();
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int n = requested > 0 ? requested : cores;
+  // Far more threads than cores only thrash (and --threads 100000 would start them all).
+  const int most = kMaxThreadsPerCore * cores;
+  int n = requested > 0 ? requested : cores;
+  if (n > most) {
+    log::warn("--threads " + std::to_string(requested) + " is more than " + std::to_string(kMaxThreadsPerCore) +
+              " per core of the " + std::to_string(cores) + " here: using " + std::to_string(most));
+    n = most;
+  }
   at::set_num_threads(n);
   return at::get_num_threads();
 }

@@ -24,7 +24,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const fs::path& dir) {
   }
   if (fs::exists(dir / "tokenizer.model")) return loadSentencePiece(dir / "tokenizer.model");
   throw InputError(dir.string(), "no tokenizer found (looked for tokenizer.json, vocab.json + merges.txt, vocab.txt, "
-                                 "tokenizer.model)");
+                                 "tokenizer.model); give one with --tokenizer DIR, or a corpus of token ids (.bin, .npy)");
 }
 
 }  // namespace posgeom::tokenize

@@ -182,7 +182,7 @@ std::vector<BadInput> cases() {
                  return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus",
                              textFile(d, "a.txt", prose(500)).string()};
                },
-               2, "tiny-gpt2: no tokenizer found"));
+               2, "tiny-gpt2: no tokenizer found (looked for tokenizer.json, vocab.json + merges.txt, vocab.txt, tokenizer.model); give one with --tokenizer DIR"));
   c.push_back(row("tokenizer-malformed",
                [](const fs::path& d) {
                  fs::copy(kDefaultModel, d / "m", fs::copy_options::recursive);

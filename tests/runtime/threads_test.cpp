@@ -1,5 +1,8 @@
 #include "posgeom/runtime/threads.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -8,6 +11,10 @@ namespace {
 TEST(Runtime, ThreadCountIsHonoured) {
   EXPECT_EQ(runtime::configureThreads(1), 1);
   EXPECT_GE(runtime::configureThreads(0), 1);
+  // --threads 100000 must not start 100000 threads.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_EQ(runtime::configureThreads(100000), runtime::kMaxThreadsPerCore * cores);
+  runtime::configureThreads(0);
 }
 
 TEST(Runtime, DetectsTheBlasBehindLibTorch) {

@@ -5,7 +5,9 @@
 
 namespace posgeom::runtime {
 
-// 0 means all cores. Returns the number of threads in use. Also keeps freed memory for reuse.
+// 0 means all cores; more than kMaxThreadsPerCore per core is cut to that, with a warning.
+// Returns the number of threads in use. Also keeps freed memory for reuse.
+inline constexpr int kMaxThreadsPerCore = 4;
 int configureThreads(int requested);
 // The intra-op threads in use now.
 int intraOpThreads();
