@@ -57,7 +57,8 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   addTypedOption(sub, "--kernel-query", o->kernel_query, heads::parseQueryMode,
                  "kernel queries: sampled (from the corpus, averaged) or mean (embedding) (default sampled)");
   sub->add_option("--head-samples", o->caps.attention_samples,
-                  "sequences whose attention inputs feed the sampled kernels, QK decomposition and sparsity")
+                  "sequences whose attention inputs feed the sampled kernels, QK decomposition and sparsity (>= 1)")
+      ->check(atLeast(1))
       ->capture_default_str();
   addTypedOption(sub, "--qk-heads", o->qk_heads, heads::parseHeadList,
                  "BLOCK.HEAD,...: heads (0-based block, as in 'Head 5.1') whose QK decomposition maps the report shows");
@@ -70,7 +71,7 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   sub->add_option("--label-field", o->corpus.text.label_field, "JSON Lines label field");
   sub->add_option("--token-dtype", o->corpus.token_dtype, "dtype of a .bin corpus (uint16, uint32)");
   sub->add_flag("--strict", o->corpus.text.strict, "fail on malformed JSON Lines rows (default: skip and count them)");
-  sub->add_option("--context-cap", o->caps.contexts, "context means kept per layer")->capture_default_str();
+  sub->add_option("--context-cap", o->caps.contexts, "context means kept per layer (>= 0)")->check(atLeast(0))->capture_default_str();
   sub->add_flag("!--no-second-moment", o->second_moment, "skip the d x d moment (no relative norm or cvec spectrum)");
   sub->add_option("--out", o->out, "report directory")->capture_default_str();
   sub->add_flag("--force", o->force, "write into --out even if it is not empty");
@@ -142,7 +143,9 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   msub->add_option("states", merge->states, "state.safetensors files")->required();
   msub->add_option("--out", merge->out, "report directory")->capture_default_str();
   msub->add_flag("--force", merge->force, "write into --out even if it is not empty");
-  msub->add_option("--context-cap", merge->caps.contexts, "context means kept per layer")->capture_default_str();
+  msub->add_option("--context-cap", merge->caps.contexts, "context means kept per layer (>= 0)")
+      ->check(atLeast(0))
+      ->capture_default_str();
   msub->add_option("--model", merge->model, "the states' model, to analyse the heads of states made with --heads");
   addReportOptions(msub, merge->report);
   commands.push_back({msub, [merge] { jobs::runMergeJob(*merge); }});

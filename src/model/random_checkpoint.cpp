@@ -54,6 +54,15 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
   shape.max_positions = spec.max_positions;
   ModelConfig config = arch.config_for_shape(shape);
   config.model_type = spec.model_type;
+  // The family's own reader must accept the config before anything is written: a shape it
+  // refuses (an odd head width under RoPE) is bad input now, not a checkpoint that no
+  // command can load.
+  const auto config_json = arch.to_config_json(config);
+  try {
+    arch.parse_config(io::JsonConfig(config_json, "random-model " + spec.model_type + " config"));
+  } catch (const InputError& e) {
+    throw InputError("random-model", std::string("the sizes give a config the ") + arch.family + " reader refuses: " + e.what());
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -81,7 +90,7 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
     writer.addF32(t.name, t.shape, values);
   }
   writer.write(dir / "model.safetensors");
-  io::writeTextFileAtomically(dir / "config.json", arch.to_config_json(config).dump(2) + "\n");
+  io::writeTextFileAtomically(dir / "config.json", config_json.dump(2) + "\n");
 }
 
 }  // namespace posgeom::model

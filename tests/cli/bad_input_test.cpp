@@ -265,6 +265,7 @@ std::vector<BadInput> cases() {
   c.push_back(row("lowfreq-k-out-of-range", tiny({"--lowfreq-k", "100"}), 2,
                "--lowfreq-k: 100 is outside 1..15 (the positions of a window after --skip-first)"));
   c.push_back(row("skip-first-negative", tiny({"--skip-first", "-3"}), 2, "--skip-first: must be a whole number >= 0 (got -3)"));
+  c.push_back(row("context-cap-negative", tiny({"--context-cap", "-5"}), 2, "--context-cap: must be a whole number >= 0 (got -5)"));
   c.push_back(row("layer-trailing-comma", tiny({"--layer", "2,0,"}), 2, "--layer: '2,0,' ends in a comma"));
   c.push_back(row("kernel-skip-beyond-window", tiny({"--heads", "--kernel-skip", "64"}), 2,
                "--kernel-skip: 64 leaves no keys in windows of 16 (at most 15)"));

@@ -86,6 +86,19 @@ TEST(RandomCheckpoint, RejectsImpossibleShapes) {
   spec = {};
   spec.model_type = "t5";
   EXPECT_THROW(model::writeRandomCheckpoint(spec, s / "m"), InputError);
+  // A shape the family's reader refuses (heads 9 wide cannot turn in pairs) is refused
+  // before anything is written, not written for every later command to fail on.
+  spec = {};
+  spec.model_type = "llama";
+  spec.hidden_size = 72;
+  spec.heads = 8;
+  try {
+    model::writeRandomCheckpoint(spec, s / "odd");
+    FAIL() << "an odd rotary head must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("head_dim 9"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(s / "odd"));
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   if (m.head_dim == 0 && m.hidden_size % m.num_heads != 0) c.fail("hidden_size is not divisible by num_attention_heads");
   const auto rotary_dims = static_cast<int64_t>(static_cast<double>(m.headDim()) * m.rope.partial_rotary_factor);
   if (rotary_dims < 2 || rotary_dims % 2 != 0)
-    c.fail("partial_rotary_factor must turn an even number of each head's dims (here " + std::to_string(rotary_dims) + ")");
+    c.fail("RoPE turns pairs of dims: the rotary part of each head (head_dim " + std::to_string(m.headDim()) +
+           " x partial_rotary_factor) must be even (here " + std::to_string(rotary_dims) + ")");
   if (c.boolean({"mlp_bias"}, false)) c.fail("mlp_bias = true is not supported");
   m.positions = PositionScheme::kRope;
   return m;
