@@ -134,7 +134,7 @@ class JsonLinesReader final : public DocumentReader {
     // Rows that all lack the field would read as an empty corpus: say why instead.
     if (stats_.documents == 0 && stats_.skipped_rows > 0)
       throw InputError(source_->name(), "none of its " + std::to_string(stats_.skipped_rows) + " rows has text to read: " +
-                                            first_problem_ + " (--text-field names the field)");
+                                            first_problem_ + " (--text-field and --label-field name the fields)");
     return std::nullopt;
   }
   const TextReaderStats& stats() const override { return stats_; }

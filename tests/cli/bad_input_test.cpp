@@ -1,5 +1,9 @@
 // docs/bad-input.md, row by row: every kind of bad input gets its documented answer,
 // exit code 2 with one error line naming the file and the fault, and nothing half-written.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -226,7 +230,7 @@ std::vector<BadInput> cases() {
                2, "ids.npy: .npy header says 1000 ids but the file holds 300"));
   c.push_back(row("jsonl-no-text-field",
                [](const fs::path& d) { return onText(textFile(d, "rows.jsonl", "{\"content\": \"a b c\", \"id\": 1}\n{\"content\": \"d\"}\n")); },
-               2, "rows.jsonl: none of its 2 rows has text to read: line 1 has no string field 'text' (its fields: content, id) (--text-field names the field)"));
+               2, "rows.jsonl: none of its 2 rows has text to read: line 1 has no string field 'text' (its fields: content, id) (--text-field and --label-field name the fields)"));
   c.push_back(row("ids-truncated", [](const fs::path& d) { return onText(textFile(d, "ids.bin", "abc")); }, 2,
                "ids.bin: file size is not a multiple of the 2-byte token size"));
   c.push_back(row("jsonl-malformed", [](const fs::path& d) { return onText(textFile(d, "rows.jsonl", jsonLines(true))); }, 0,
@@ -265,6 +269,15 @@ std::vector<BadInput> cases() {
   c.push_back(row("lowfreq-k-out-of-range", tiny({"--lowfreq-k", "100"}), 2,
                "--lowfreq-k: 100 is outside 1..15 (the positions of a window after --skip-first)"));
   c.push_back(row("skip-first-negative", tiny({"--skip-first", "-3"}), 2, "--skip-first: must be a whole number >= 0 (got -3)"));
+  c.push_back(row("out-locked",
+               [](const fs::path& d) {
+                 // Another run holds the lock of d/out (this process, for the child posgeom to meet).
+                 const int fd = ::open((d / ".out.posgeom-lock").c_str(), O_RDWR | O_CREAT, 0644);
+                 EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+                 EXPECT_EQ(::write(fd, "4242\n", 5), 5);
+                 return onRandomIds(fixtureModel("tiny-gpt2"));  // fd stays open, and the lock held, past the run
+               },
+               2, "out: is being written by another posgeom run (pid 4242); wait for it to finish or choose another --out"));
   c.push_back(row("context-cap-negative", tiny({"--context-cap", "-5"}), 2, "--context-cap: must be a whole number >= 0 (got -5)"));
   c.push_back(row("layer-trailing-comma", tiny({"--layer", "2,0,"}), 2, "--layer: '2,0,' ends in a comma"));
   c.push_back(row("kernel-skip-beyond-window", tiny({"--heads", "--kernel-skip", "64"}), 2,

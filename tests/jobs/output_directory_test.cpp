@@ -1,5 +1,7 @@
 #include "posgeom/jobs/output_directory.h"
 
+#include <unistd.h>
+
 #include "posgeom/base/error.h"
 #include "test_support.h"
 
@@ -33,6 +35,28 @@ TEST(OutputDirectory, ANonEmptyDirectoryNeedsForce) {
   { const jobs::OutputDirectory out(s / "empty-existing", false); }
   writeFile(s / "file", "x");
   EXPECT_THROW(jobs::OutputDirectory(s / "file/sub", false), InputError);
+}
+
+// Two runs on one --out: the second refuses, naming the first's pid, instead of replacing
+// its report; the lock goes with the run and leaves no file behind.
+TEST(OutputDirectory, ASecondRunOnTheSameOutRefuses) {
+  ScratchDir s;
+  {
+    const jobs::OutputDirectory first(s / "report", false);
+    try {
+      const jobs::OutputDirectory second(s / "report/", true);  // the same directory, however written
+      ADD_FAILURE() << "a second run must be refused";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("is being written by another posgeom run (pid " + std::to_string(::getpid()) + ")"),
+                std::string::npos)
+          << what;
+    }
+    writeFile(s / "report/summary.json", "{}");
+  }
+  EXPECT_FALSE(fs::exists(s / ".report.posgeom-lock"));
+  { const jobs::OutputDirectory again(s / "report", true); }  // free again once the first is done
+  for (const auto& e : fs::directory_iterator(s.path())) EXPECT_EQ(e.path().filename(), "report");
 }
 
 }  // namespace
