@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.h"
@@ -70,6 +71,12 @@ int main(int argc, char** argv) {
     return e.exitCode();
   } catch (const posgeom::InputError& e) {
     std::cerr << "posgeom: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kBadInput);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the system cannot resolve (a symlink loop, a name too long):
+    // bad input naming it, not an internal error.
+    std::cerr << "posgeom: error: " << (e.path1().empty() ? std::string("path") : e.path1().string()) << ": "
+              << e.code().message() << "\n";
     return static_cast<int>(ExitCode::kBadInput);
   } catch (const std::exception& e) {
     // Internal failures keep only the first line: LibTorch appends a stack trace.

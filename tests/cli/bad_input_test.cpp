@@ -206,6 +206,12 @@ std::vector<BadInput> cases() {
                [](const fs::path&) { return onRandomIds(fixtureModel("tiny-llama"), {"--seq-len", "300", "--layer", "1"}); }, 0,
                "warning: --seq-len 300 is beyond the 256 positions the model was trained on (RoPE positions extrapolate)",
                [](const fs::path& out) { EXPECT_EQ(summaryIn(out)["seq_len"], 300); }));
+  c.push_back(row("corpus-symlink-loop",
+               [](const fs::path& d) {
+                 fs::create_symlink(d / "loop", d / "loop");
+                 return onText(d / "loop");
+               },
+               2, "loop: Too many levels of symbolic links"));
   c.push_back(row("corpus-missing", [](const fs::path& d) { return onText(d / "none.txt"); }, 2, "none.txt: corpus does not exist"));
   c.push_back(row("corpus-empty", [](const fs::path& d) { return onText(textFile(d, "a.txt", "")); }, 2,
                "a.txt: corpus has 0 tokens, fewer than one window of 16"));
