@@ -2,6 +2,7 @@
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
+#include "posgeom/io/dtype.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/model/load/weights.h"
 #include "posgeom/pass/memory_estimate.h"
@@ -13,7 +14,13 @@ anova::AnalysisState analyzeActivations(const AnalyzeOptions& o) {
   const auto& path = o.activations;
   const auto file = io::SafetensorsFile::open(path);
   std::vector<std::pair<int64_t, at::Tensor>> per_layer;  // [N, T, d] each
+  auto floating = [&](const io::TensorView& v, const std::string& name) {
+    if (!io::isFloating(v.dtype))
+      throw InputError(path.string(), "'" + name + "' is " + std::string(io::dtypeName(v.dtype)) +
+                                          ": hidden states must be a floating-point dtype");
+  };
   if (const auto* all = file.find("hidden")) {
+    floating(*all, "hidden");
     if (all->shape.size() != 4) throw InputError(path.string(), "'hidden' must be [L, N, T, d]");
     const auto t = model::tensorFromView(*all);
     for (int64_t l = 0; l < all->shape[0]; ++l) per_layer.emplace_back(l, t[l]);
@@ -22,6 +29,7 @@ anova::AnalysisState analyzeActivations(const AnalyzeOptions& o) {
       const auto* v = file.find("hidden." + std::to_string(l));
       if (!v) break;
       if (v->shape.size() != 3) throw InputError(path.string(), "'hidden." + std::to_string(l) + "' must be [N, T, d]");
+      floating(*v, "hidden." + std::to_string(l));
       per_layer.emplace_back(l, model::tensorFromView(*v));
     }
   }

@@ -172,6 +172,13 @@ std::vector<BadInput> cases() {
                  }));
                },
                2, "model.safetensors: tensor 'ln_f.weight' holds NaN or Inf"));
+  c.push_back(row("activations-not-float",
+               [](const fs::path& d) {
+                 const std::string header = R"({"hidden": {"dtype": "I32", "shape": [2, 2, 16, 8], "data_offsets": [0, 2048]}})";
+                 writeFile(d / "act.safetensors", safetensorsBytes(header, std::string(2048, '\0')));
+                 return Args{"analyze", "--activations", (d / "act.safetensors").string(), "--screenot-k", "3"};
+               },
+               2, "act.safetensors: 'hidden' is I32: hidden states must be a floating-point dtype"));
   c.push_back(row("activations-nan",
                [](const fs::path& d) {
                  // Finite weights whose product overflows float32 in block 1's MLP.
