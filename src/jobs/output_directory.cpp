@@ -40,7 +40,9 @@ OutputDirectory::OutputDirectory(const fs::path& out, bool force) : out_(out), l
   // the file the path names now (the loop), never on one already unlinked.
   for (;;) {
     lock_fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0) throw InputError(out.string(), "cannot create the lock " + lock_path_.string() + ": " + std::strerror(errno));
+    if (lock_fd_ < 0)
+      throw InputError(out.string(), std::string("is not writable: cannot create its lock ") + lock_path_.string() + ": " +
+                                         std::strerror(errno));
     if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       const std::string holder = holderOf(lock_fd_);
       ::close(lock_fd_);
@@ -65,6 +67,18 @@ OutputDirectory::OutputDirectory(const fs::path& out, bool force) : out_(out), l
     release();
     throw InputError(out.string(), "cannot create the output directory: " + ec.message());
   }
+  // Found now, not after the whole pass: a directory the run cannot write into.
+  const auto probe = out / (".posgeom-write-test." + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const std::string why = std::strerror(errno);
+    if (created_) fs::remove(out, ec);
+    created_ = false;
+    release();
+    throw InputError(out.string(), "is not writable: " + why);
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 void OutputDirectory::release() {

@@ -59,5 +59,15 @@ TEST(OutputDirectory, ASecondRunOnTheSameOutRefuses) {
   for (const auto& e : fs::directory_iterator(s.path())) EXPECT_EQ(e.path().filename(), "report");
 }
 
+// An --out the run cannot write is found before any work (even as root: /proc refuses).
+TEST(OutputDirectory, AnUnwritableOutIsRefusedAtOnce) {
+  try {
+    const jobs::OutputDirectory out("/proc/posgeom-no-such-report", true);
+    ADD_FAILURE() << "an unwritable --out must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/proc/posgeom-no-such-report: is not writable"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace posgeom::testing
