@@ -17,9 +17,9 @@ void addReportOptions(CLI::App* sub, pass::ReportOptions& r) {
       ->check(atLeast(1))
       ->capture_default_str();
   addTypedOption(sub, "--screenot-strategy", r.screenot_strategy, metrics::parseScreeNotStrategy, "0, w or i (default i)");
-  sub->add_option("--lowfreq-k", r.lowfreq_k, "size of the low-frequency DCT block (1 .. the window's positions)")
-      ->check(atLeast(1))
-      ->capture_default_str();
+  sub->add_option("--lowfreq-k", r.lowfreq_k,
+                  "size of the low-frequency DCT block, 1 .. the window's positions (default: 10, or all of a shorter window)")
+      ->check(atLeast(1));
 }
 
 void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {

@@ -54,7 +54,8 @@ void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& o
   settings["version"] = POSGEOM_VERSION;
   settings["report"] = {{"screenot_k", options.screenot_k},
                         {"screenot_strategy", metrics::screeNotStrategyName(options.screenot_strategy)},
-                        {"lowfreq_k", options.lowfreq_k}};
+                        {"lowfreq_k", metrics::lowFreqK(options.lowfreq_k, layers.empty() ? metrics::kDefaultLowFreqK
+                                                                                          : layers.front().gram_dct.rows())}};
   settings["timings"]["metrics_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report::writeTables(out, report::summaryJson(settings, layers, cross, head_reports), layers, head_reports);
 }

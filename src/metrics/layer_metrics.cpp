@@ -43,7 +43,7 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   }
   m.gram = normalizedGram(d.positional);
   m.gram_dct = dct2(m.gram);
-  m.lowfreq_energy = lowFrequencyEnergy(m.gram_dct, options.lowfreq_k);
+  m.lowfreq_energy = lowFrequencyEnergy(m.gram_dct, lowFreqK(options.lowfreq_k, m.gram_dct.rows()));
   m.power_spectrum = positionalPowerSpectrum(d.positional);
   m.incoherence = absCosines(d.positional, d.context);
   if (std::set<std::string>(stats.context_labels.begin(), stats.context_labels.end()).size() >= 2)

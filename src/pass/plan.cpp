@@ -109,7 +109,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   checkScreeNotFits(o.report, pass.seq_len - o.skip_first, config.hidden_size);
   // Options the end stages read, checked against the window before any work.
   const int64_t positions = pass.seq_len - o.skip_first;
-  if (o.report.lowfreq_k < 1 || o.report.lowfreq_k > positions)
+  if (o.report.lowfreq_k != 0 && (o.report.lowfreq_k < 1 || o.report.lowfreq_k > positions))
     throw InputError("--lowfreq-k", std::to_string(o.report.lowfreq_k) + " is outside 1.." + std::to_string(positions) +
                                         " (the positions of a window after --skip-first)");
   if (o.heads && o.kernel_skip >= pass.seq_len)

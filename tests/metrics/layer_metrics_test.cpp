@@ -77,5 +77,13 @@ TEST(LayerMetrics, EndStageMemoryGrowsWithTheSquareOfTheWidth) {
   EXPECT_GT(static_cast<double>(metrics::layerMetricsBytes(4096, 128)) / metrics::layerMetricsBytes(2048, 128), 3.9);
 }
 
+// --lowfreq-k left at its default fits any window: 10, or every position of a shorter one
+// (a default must not make short windows bad input); a given value is used as given.
+TEST(LayerMetrics, TheDefaultLowFrequencyBlockFitsShortWindows) {
+  EXPECT_EQ(metrics::lowFreqK(0, 127), 10);
+  EXPECT_EQ(metrics::lowFreqK(0, 7), 7);
+  EXPECT_EQ(metrics::lowFreqK(3, 7), 3);
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,6 +1,7 @@
 #pragma once
 // Every number and matrix the report shows for one layer, from its statistics.
 #include <Eigen/Dense>
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -11,10 +12,16 @@
 
 namespace posgeom::metrics {
 
+inline constexpr Eigen::Index kDefaultLowFreqK = 10;
+// The low-frequency block for Grams of `positions`: as given, else the default cut to fit.
+inline Eigen::Index lowFreqK(Eigen::Index given, Eigen::Index positions) {
+  return given > 0 ? given : std::min(kDefaultLowFreqK, positions);
+}
+
 struct LayerMetricsOptions {
   int screenot_k = 20;
   ScreeNotStrategy screenot_strategy = ScreeNotStrategy::kImpute;
-  Eigen::Index lowfreq_k = 10;
+  Eigen::Index lowfreq_k = 0;  // 0: kDefaultLowFreqK, or every position of shorter windows
   Eigen::Index components = 2;  // principal components of P for the spiral
 };
 

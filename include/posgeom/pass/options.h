@@ -43,7 +43,7 @@ std::set<int64_t> resolveLayers(const LayerSelection& selection, int64_t hidden_
 struct ReportOptions {
   int screenot_k = 20;
   metrics::ScreeNotStrategy screenot_strategy = metrics::ScreeNotStrategy::kImpute;
-  int lowfreq_k = 10;
+  int lowfreq_k = 0;  // 0: min(10, the window's positions); given, it must fit the window
 };
 
 struct AnalyzeOptions {
