@@ -54,12 +54,18 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     const auto maps = model.queryKeyMaps(block_index);
     const auto positions = model.kernelPositions(block_index, block.means.rows());
     const bool normed = maps.q_norm.defined();
-    // Normed or clamped heads are nonlinear in their inputs: a key bias no longer cancels.
-    const bool shaped = normed || maps.clip > 0;
+    // The key bias only where keys rotate, or where the head's norm or clamp makes it
+    // nonlinear in its inputs: elsewhere it cancels in the softmax (HeadMaps).
+    const bool key_bias = !positions.rope_inverse_frequencies.empty() || normed || maps.clip > 0;
+    // What every head of the block shares; only the ALiBi slope is per head.
+    heads::KernelSettings shared;
+    shared.causal = causal;
+    shared.window = causal ? positions.window : 0;
+    shared.rope = positions.rope_inverse_frequencies;
+    shared.rope_interleaved = positions.rope_interleaved;
+    shared.scale = positions.scale;
+    shared.logit_cap = positions.logit_cap;
     for (int64_t h = 0; h < config.num_heads; ++h) {
-      // The key bias only where keys rotate or are normed: elsewhere it cancels in the
-      // softmax (HeadMaps).
-      const bool key_bias = !positions.rope_inverse_frequencies.empty() || shaped;
       heads::HeadMaps head{anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h]),
                            key_bias ? Eigen::VectorXd(anova::toEigen(maps.bk[h])) : Eigen::VectorXd()};
       if (normed) {
@@ -69,15 +75,9 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
       }
       head.clip = maps.clip;
       block.maps.push_back(std::move(head));
-      heads::KernelSettings k;
-      k.causal = causal;
-      k.window = causal ? positions.window : 0;
+      heads::KernelSettings k = shared;
       if (!positions.alibi_slopes.empty()) k.alibi_slope = positions.alibi_slopes.at(static_cast<size_t>(h));
-      k.rope = positions.rope_inverse_frequencies;
-      k.rope_interleaved = positions.rope_interleaved;
-      k.scale = positions.scale;
-      k.logit_cap = positions.logit_cap;
-      block.kernel.push_back(k);
+      block.kernel.push_back(std::move(k));
     }
     auto reports = heads::analyzeBlock(block, options);
     out.insert(out.end(), std::make_move_iterator(reports.begin()), std::make_move_iterator(reports.end()));
