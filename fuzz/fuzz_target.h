@@ -17,6 +17,8 @@ void safetensorsHeader(const uint8_t* data, std::size_t size);
 void modelConfig(const uint8_t* data, std::size_t size);
 void tokenizerJson(const uint8_t* data, std::size_t size);
 void corpusReaders(const uint8_t* data, std::size_t size);
+void checkReference(const uint8_t* data, std::size_t size);
+void tomlConfig(const uint8_t* data, std::size_t size);
 
 // A per-process scratch directory for targets whose parsers read files.
 std::filesystem::path scratchDir();

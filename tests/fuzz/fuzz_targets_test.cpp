@@ -15,7 +15,9 @@ using Target = void (*)(const uint8_t*, std::size_t);
 const std::map<std::string, Target> kTargets{{"safetensors_header", fuzz::safetensorsHeader},
                                              {"model_config", fuzz::modelConfig},
                                              {"tokenizer_json", fuzz::tokenizerJson},
-                                             {"corpus_readers", fuzz::corpusReaders}};
+                                             {"corpus_readers", fuzz::corpusReaders},
+                                             {"check_reference", fuzz::checkReference},
+                                             {"toml_config", fuzz::tomlConfig}};
 
 std::vector<fs::path> inputs(const std::string& kind, const std::string& target) {
   std::vector<fs::path> out;
