@@ -43,11 +43,6 @@ Eigen::MatrixXd readMatrix(const io::SafetensorsFile& f, const std::string& name
   return m;
 }
 
-nlohmann::json comparable(nlohmann::json settings) {
-  for (const char* key : {"shard", "timings", "data"}) settings.erase(key);
-  return settings;
-}
-
 }  // namespace
 
 void saveState(const AnalysisState& state, const std::filesystem::path& path) {
@@ -110,22 +105,6 @@ AnalysisState loadState(const std::filesystem::path& path) {
     state.layers.push_back(std::move(s));
   }
   return state;
-}
-
-AnalysisState mergeStates(const std::vector<AnalysisState>& states, const SampleCaps& caps) {
-  if (states.empty()) throw InputError("merge", "no state files");
-  AnalysisState out = states.front();
-  for (std::size_t i = 1; i < states.size(); ++i) {
-    const auto& s = states[i];
-    if (comparable(s.settings) != comparable(out.settings))
-      throw InputError("merge", "state " + std::to_string(i + 1) + " comes from different settings than the first");
-    if (s.layers.size() != out.layers.size()) throw InputError("merge", "states hold different layers");
-    for (std::size_t l = 0; l < s.layers.size(); ++l) merge(out.layers[l], s.layers[l], caps);
-    out.windows += s.windows;
-  }
-  out.settings.erase("shard");
-  out.settings["data"] = {{"windows", out.windows}, {"merged_states", states.size()}};
-  return out;
 }
 
 }  // namespace posgeom::anova

@@ -143,6 +143,8 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
   msub->add_option("states", merge->states, "state.safetensors files")->required();
   msub->add_option("--out", merge->out, "report directory")->capture_default_str();
   msub->add_flag("--force", merge->force, "write into --out even if it is not empty");
+  msub->add_flag("--partial", merge->partial,
+                 "merge stopped states and a split with shards missing (the report records it as partial)");
   msub->add_option("--context-cap", merge->caps.contexts, "context means kept per layer (>= 0)")
       ->check(atLeast(0))
       ->capture_default_str();

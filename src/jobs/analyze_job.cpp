@@ -7,10 +7,12 @@
 #include <optional>
 
 #include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_merge.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/progress.h"
 #include "posgeom/base/stop_signals.h"
 #include "posgeom/corpus/document_reader.h"
+#include "posgeom/io/fingerprint.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/jobs/output_directory.h"
 #include "posgeom/jobs/report_writer.h"
@@ -28,20 +30,6 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 constexpr double kSaveIntervalS = 600;  // without --save-every
-
-// The first setting in which a saved run differs from this one ("" when none): "data"
-// and "timings" say how far a run got, everything else what it computes.
-std::string firstDifference(const nlohmann::json& saved, const nlohmann::json& now) {
-  for (const auto* side : {&saved, &now})
-    for (const auto& [key, value] : side->items()) {
-      if (key == "data" || key == "timings") continue;
-      const auto a = saved.find(key), b = now.find(key);
-      if (a == saved.end() || b == now.end() || *a != *b)
-        return key + " (saved " + (a == saved.end() ? std::string("none") : a->dump()) + ", now " +
-               (b == now.end() ? std::string("none") : b->dump()) + ")";
-    }
-  return "";
-}
 
 // What a run computes, recorded in its state (resume compares it) and summary.
 nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& plan, const tokenize::Tokenizer* tokenizer) {
@@ -68,6 +56,13 @@ nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& 
                       {"context_cap", o.caps.contexts},
                       {"dim", plan.config.hidden_size}};
   s["shard"] = plan.shard.str();
+  // Identity by content, not path: resume and merge compare these, never "model"/"corpus".
+  s["model_fingerprint"] = io::modelFingerprint(plan.model_dir);
+  if (o.corpus.path != "random" && o.corpus.path != "-") {
+    std::vector<fs::path> files;
+    for (const auto& f : corpus::corpusFiles(o.corpus.path)) files.emplace_back(f);
+    s["corpus_fingerprint"] = io::fingerprintFiles(files);
+  }
   if (plan.heads) s["head_options"] = pass::headSettingsJson(*plan.heads, o.caps.attention_samples);
   // A hub snapshot's commit (what --revision resolved to, or main's): states of another
   // revision do not resume.
@@ -170,8 +165,19 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o) {
   if (tokenizer && o.special_tokens) plan.windows.framing = tokenizer->framing();
   anova::AnalysisState state;
   state.settings = runSettings(o, plan, tokenizer.get());
+  if (saved) {
+    // The model and corpus by content: another path to the same files resumes; other
+    // files at the same path do not.
+    const auto same = [&](const char* key) { return saved->settings.value(key, "") == state.settings.value(key, ""); };
+    if (!same("model_fingerprint"))
+      throw InputError(o.model, "is not the model the saved run used (its config or weights differ; " +
+                                    state_path.string() + ")");
+    if (!same("corpus_fingerprint"))
+      throw InputError(o.corpus.path, "is not the corpus the saved run read (its files differ)");
+  }
   if (saved)
-    if (const auto difference = firstDifference(saved->settings, state.settings); !difference.empty())
+    if (const auto difference = anova::settingsDifference(saved->settings, state.settings, "saved", "now");
+        !difference.empty())
       throw InputError(state_path.string(), "was saved by a run with other settings: " + difference);
 
   pass::AnalysisPass pass(plan, pass::loadPassModel(plan));

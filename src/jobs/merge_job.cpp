@@ -5,7 +5,9 @@
 #include <chrono>
 
 #include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_merge.h"
 #include "posgeom/base/error.h"
+#include "posgeom/io/fingerprint.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/output_directory.h"
@@ -16,24 +18,32 @@
 namespace posgeom::jobs {
 
 void runMergeJob(const MergeJob& job) {
-  std::vector<anova::AnalysisState> loaded;
-  for (const auto& p : job.states) loaded.push_back(anova::loadState(p));
+  std::vector<anova::NamedState> loaded;
+  for (const auto& p : job.states) loaded.push_back({p.string(), anova::loadState(p)});
   auto caps = job.caps;
-  if (!loaded.empty() && loaded.front().settings.contains("head_options"))
-    caps.attention_samples = loaded.front().settings["head_options"].value("samples", caps.attention_samples);
-  const auto merged = anova::mergeStates(loaded, caps);
+  if (!loaded.empty() && loaded.front().state.settings.contains("head_options"))
+    caps.attention_samples = loaded.front().state.settings["head_options"].value("samples", caps.attention_samples);
+  const auto merged = anova::mergeStates(loaded, caps, job.partial);
+  if (merged.settings["data"].value("partial", false))
+    spdlog::warn("a partial merge: shards {}/{} of the split, {} missing; the report says so (data.partial)",
+                 merged.settings["coverage"]["shards"].dump(), merged.settings["coverage"]["shard_count"].get<int64_t>(),
+                 merged.settings["coverage"]["missing"].dump());
   std::vector<heads::HeadReport> head_reports;
   auto state = merged;
   if (merged.settings.contains("head_options")) {
     if (job.model.empty()) {
       spdlog::warn("the states hold attention inputs: give --model to analyse the heads");
     } else {
-      const auto model = pass::loadPassModel(io::resolveModelDir(job.model, io::processEnv()), runtime::DeviceSpec{},
-                                             runtime::ComputeDtype::kFloat32);
+      const auto model_dir = io::resolveModelDir(job.model, io::processEnv());
+      const auto model = pass::loadPassModel(model_dir, runtime::DeviceSpec{}, runtime::ComputeDtype::kFloat32);
       const auto& type = pass::configOf(*model).model_type;
       if (type != merged.settings.value("model_type", ""))
         throw InputError(job.model, "is a " + type + " model; the states come from " +
                                         merged.settings.value("model_type", std::string("another")));
+      if (merged.settings.contains("model_fingerprint") &&
+          merged.settings["model_fingerprint"] != io::modelFingerprint(model_dir))
+        throw InputError(job.model, "is not the states' model (its config or weights differ from " +
+                                        merged.settings.value("model", std::string("theirs")) + ")");
       heads::HeadOptions defaults;
       defaults.subspace_k = job.report.screenot_k;
       defaults.subspace_strategy = job.report.screenot_strategy;

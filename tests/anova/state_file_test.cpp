@@ -33,15 +33,6 @@ TEST(StateFile, RoundTripsEveryField) {
   EXPECT_EQ(l.previous_cosine_sum, 0.25);
 }
 
-TEST(StateFile, StatesOfDifferentRunsDoNotMerge) {
-  anova::AnalysisState a, b;
-  a.settings = {{"seq_len", 6}, {"shard", "0/2"}};
-  b.settings = {{"seq_len", 7}, {"shard", "1/2"}};
-  EXPECT_THROW(anova::mergeStates({a, b}, {}), InputError);
-  b.settings["seq_len"] = 6;
-  EXPECT_NO_THROW(anova::mergeStates({a, b}, {}));
-}
-
 TEST(StateFile, OtherSafetensorsAreRejected) {
   POSGEOM_REQUIRE_SHARED("fixtures/golden/tiny-gpt2.safetensors");
   EXPECT_THROW(anova::loadState(sharedDir() / "fixtures/golden/tiny-gpt2.safetensors"), InputError);

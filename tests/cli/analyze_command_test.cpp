@@ -164,12 +164,15 @@ TEST(AnalyzeCommand, HeadsOptionsReachTheReportAndMergeReanalysesThem) {
   const auto m = io::readJsonFile(s / "m/summary.json");
   ASSERT_EQ(m["heads"].size(), summary["heads"].size());  // 3 layers x 6 heads
   EXPECT_EQ(m["heads"][0]["samples"], 3);                  // windows 0, 1, 2 from the two shards
+  EXPECT_EQ(m["data"]["complete"], true);
 
   const auto without =
-      runPosgeom({"merge", (s / "0/state.safetensors").string(), "--screenot-k", "3", "--out", (s / "w").string()});
+      runPosgeom({"merge", (s / "0/state.safetensors").string(), "--partial", "--screenot-k", "3", "--out", (s / "w").string()});
   EXPECT_EQ(without.exit_code, 0);
   EXPECT_NE(without.err.find("give --model"), std::string::npos) << without.err;
-  const auto wrong = runPosgeom({"merge", (s / "0/state.safetensors").string(), "--model",
+  EXPECT_NE(without.err.find("a partial merge: shards [0]/2 of the split, [1] missing"), std::string::npos) << without.err;
+  EXPECT_EQ(io::readJsonFile(s / "w/summary.json")["data"]["partial"], true);
+  const auto wrong = runPosgeom({"merge", (s / "0/state.safetensors").string(), "--partial", "--model",
                                  (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--out", (s / "x").string()});
   EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_NE(wrong.err.find("is a gpt2 model; the states come from bloom"), std::string::npos) << wrong.err;
@@ -230,6 +233,29 @@ TEST(AnalyzeCommand, StopAfterThenResumeGivesTheNumbersOfOneRun) {
   expectSameReports(s / "whole", s / "parts");
   // The samples of the heads (windows 0-5) were split across the stop: the kernels agree too.
   EXPECT_EQ(readFile(s / "whole/heads.csv"), readFile(s / "parts/heads.csv"));
+}
+
+// The model is known by its content: a copy under another path resumes (swapped weights
+// at the same path are refused: docs/bad-input.md, resume-other-weights).
+TEST(AnalyzeCommand, ResumeKnowsTheModelByContentNotItsPath) {
+  ScratchDir s;
+  const auto bundled = fs::path(POSGEOM_SOURCE_DIR) / "models/default";
+  fs::copy(bundled, s / "copy");
+  writeFile(s / "copy/README.md", "a note beside the weights changes nothing");
+  const auto corpus = s / "a.txt";
+  std::string text;
+  while (text.size() < 2000) text += "a copy of a model is the same model. ";
+  writeFile(corpus, text);
+  const std::vector<std::string> run{"analyze", "--corpus", corpus.string(), "--num-seqs", "6", "--seq-len", "16",
+                                     "--batch-size", "2", "--screenot-k", "3", "-q"};
+  auto first = run;
+  first.insert(first.end(), {"--model", bundled.string(), "--stop-after", "2", "--out", (s / "out").string()});
+  ASSERT_EQ(runPosgeom(first).exit_code, 0);
+  auto resumed = run;
+  resumed.insert(resumed.end(), {"--model", (s / "copy").string(), "--resume", (s / "out").string()});
+  const auto r = runPosgeom(resumed);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(io::readJsonFile(s / "out/summary.json")["data"]["windows"], 6);
 }
 
 TEST(AnalyzeCommand, SigtermSavesTheStateAndResumeFinishesTheRun) {

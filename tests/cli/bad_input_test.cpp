@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -105,6 +106,24 @@ Args stoppedRun(const fs::path& dir, const fs::path& corpus) {
   const auto r = runPosgeom(first);
   if (r.exit_code != 0) ADD_FAILURE() << r.err;
   return onText(corpus, {"--batch-size", "2", "--resume", (dir / "out").string()});
+}
+
+// Shard i of n of a run on the default model, its state in `dir`/s<i>; `more` adds options.
+fs::path shardState(const fs::path& dir, int i, int n, const Args& more = {}) {
+  const auto corpus = dir / "a.txt";
+  if (!fs::exists(corpus)) writeFile(corpus, prose(2000));
+  const auto out = dir / ("s" + std::to_string(i));
+  auto args = with(onText(corpus, {"--num-seqs", "8", "--shard", std::to_string(i) + "/" + std::to_string(n), "--out",
+                                   out.string()}),
+                   more);
+  const auto r = runPosgeom(args);
+  if (r.exit_code != 0) ADD_FAILURE() << r.err;
+  return out / "state.safetensors";
+}
+Args mergeOf(const std::vector<fs::path>& states) {
+  Args args{"merge"};
+  for (const auto& s : states) args.push_back(s.string());
+  return args;
 }
 
 std::vector<BadInput> cases() {
@@ -315,7 +334,48 @@ std::vector<BadInput> cases() {
                  writeFile(corpus, "THE QUICK " + prose(490));
                  return args;
                },
-               2, "a.txt: is not the corpus the saved run read (its tokens differ)"));
+               2, "a.txt: is not the corpus the saved run read (its files differ)"));
+  c.push_back(row("resume-other-weights",
+               [](const fs::path& d) {
+                 const auto model = d / "model";
+                 fs::copy(kDefaultModel, model);
+                 const auto corpus = textFile(d, "a.txt", prose(500));
+                 auto args = with(stoppedRun(d, corpus), {"--model", model.string()});
+                 // The first run used the bundled model's path; the resume names a copy of it,
+                 // which is the same model, so only the swapped weights below are refused.
+                 auto bytes = readFile(model / "model.safetensors");
+                 uint64_t header = 0;
+                 std::memcpy(&header, bytes.data(), 8);
+                 std::swap_ranges(bytes.begin() + 8 + header + 64, bytes.begin() + 8 + header + 68, bytes.begin() + 8 + header + 128);
+                 writeFile(model / "model.safetensors", bytes);
+                 return args;
+               },
+               2, "model: is not the model the saved run used (its config or weights differ"));
+  c.push_back(row("merge-same-state-twice",
+               [](const fs::path& d) {
+                 const auto s0 = shardState(d, 0, 2);
+                 return mergeOf({s0, shardState(d, 1, 2), s0});
+               },
+               2, "s0/state.safetensors: holds shard 0/2 again: "));
+  c.push_back(row("merge-overlapping-split",
+               [](const fs::path& d) { return mergeOf({shardState(d, 0, 1), shardState(d, 1, 2)}); }, 2,
+               "s1/state.safetensors: holds shard 1/2, of another split than "));
+  c.push_back(row("merge-stopped-state",
+               [](const fs::path& d) {
+                 return mergeOf({shardState(d, 0, 2, {"--batch-size", "1"}),
+                                 shardState(d, 1, 2, {"--stop-after", "1", "--batch-size", "1"})});
+               },
+               2, "s1/state.safetensors: is the state of a stopped pass (1 windows): finish it with analyze --resume, or merge with --partial"));
+  c.push_back(row("merge-missing-shard",
+               [](const fs::path& d) { return mergeOf({shardState(d, 0, 3), shardState(d, 2, 3)}); }, 2,
+               "merge: shard 1/3 missing (the states hold 0,2/3): give every shard's state, or --partial"));
+  c.push_back(row("merge-other-corpus",
+               [](const fs::path& d) {
+                 const auto s0 = shardState(d, 0, 2);
+                 writeFile(d / "a.txt", "THE QUICK " + prose(1990));
+                 return mergeOf({s0, shardState(d, 1, 2)});
+               },
+               2, "another corpus (its files differ)"));
   return c;
 }
 

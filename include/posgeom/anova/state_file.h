@@ -10,8 +10,8 @@
 namespace posgeom::anova {
 
 struct AnalysisState {
-  // The run's identity and settings. Everything but "shard", "timings" and "data" (what
-  // this shard read) must agree for states to merge.
+  // The run's identity and settings; what must agree for states to merge or resume is
+  // anova::settingsDifference's (state_merge.h).
   nlohmann::json settings = nlohmann::json::object();
   int64_t windows = 0;  // windows accumulated
   std::vector<LayerStatistics> layers;
@@ -20,7 +20,5 @@ struct AnalysisState {
 void saveState(const AnalysisState& state, const std::filesystem::path& path);
 // Throws InputError naming the file when it is not a posgeom state.
 AnalysisState loadState(const std::filesystem::path& path);
-// Throws InputError when the states come from different settings.
-AnalysisState mergeStates(const std::vector<AnalysisState>& states, const SampleCaps& caps);
 
 }  // namespace posgeom::anova

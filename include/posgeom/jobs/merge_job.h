@@ -17,6 +17,7 @@ struct MergeJob {
   anova::SampleCaps caps;
   std::string model;  // with states made by --heads: the model, to analyse the heads again
   bool force = false;
+  bool partial = false;  // merge stopped states and an incomplete split, recorded as partial
 };
 
 void runMergeJob(const MergeJob& job);
