@@ -56,12 +56,21 @@ const std::vector<std::string> kHeadColumns{
 
 }  // namespace
 
-std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& header) {
+std::vector<std::string> csvLabels(const std::string& prefix, int64_t first, int64_t count) {
+  std::vector<std::string> labels;
+  labels.reserve(static_cast<std::size_t>(std::max<int64_t>(count, 0)));
+  for (int64_t i = 0; i < count; ++i) labels.push_back(prefix + std::to_string(first + i));
+  return labels;
+}
+
+std::string matrixCsv(const Eigen::MatrixXd& m, const CsvAxes& axes) {
   std::ostringstream out;
-  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
-  if (!header.empty()) out << "\n";
+  out << axes.index_name;
+  for (const auto& c : axes.columns) out << "," << c;
+  out << "\n";
   for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    for (Eigen::Index c = 0; c < m.cols(); ++c) out << (c ? "," : "") << number(m(r, c));
+    out << axes.rows.at(static_cast<std::size_t>(r));
+    for (Eigen::Index c = 0; c < m.cols(); ++c) out << "," << (std::isnan(m(r, c)) ? std::string() : number(m(r, c)));
     out << "\n";
   }
   return out.str();
@@ -150,19 +159,29 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
                                                                   "relative_norm", "global_mean_norm", "pos_fro_norm",
                                                                   "lowfreq_energy", "incoherence_max", "incoherence_mean",
                                                                   "mean_hidden_norm", "previous_layer_cosine"}));
+  // Rows of P are the positions after skip_first, numbered as in the window.
+  const int64_t first = summary.value("skip_first", int64_t{0});
   for (const auto& m : layers) {
     const std::string l = "_L" + std::to_string(m.layer) + ".csv";
-    io::writeTextFileAtomically(dir / ("pos" + l), matrixCsv(m.positional));
-    io::writeTextFileAtomically(dir / ("gram" + l), matrixCsv(m.gram));
-    io::writeTextFileAtomically(dir / ("gram_dct" + l), matrixCsv(m.gram_dct));
-    io::writeTextFileAtomically(dir / ("spiral" + l), matrixCsv(m.spiral));
-    io::writeTextFileAtomically(dir / ("power_spectrum" + l), matrixCsv(m.power_spectrum));
+    const auto positions = csvLabels("", first, m.positional.rows());
+    const auto frequencies = csvLabels("", 0, m.gram_dct.rows());
+    io::writeTextFileAtomically(dir / ("pos" + l),
+                                matrixCsv(m.positional, {"position", positions, csvLabels("d", 0, m.positional.cols())}));
+    io::writeTextFileAtomically(dir / ("gram" + l),
+                                matrixCsv(m.gram, {"position", positions, csvLabels("p", first, m.gram.cols())}));
+    io::writeTextFileAtomically(dir / ("gram_dct" + l),
+                                matrixCsv(m.gram_dct, {"frequency", frequencies, csvLabels("f", 0, m.gram_dct.cols())}));
+    io::writeTextFileAtomically(dir / ("spiral" + l),
+                                matrixCsv(m.spiral, {"position", positions, csvLabels("pc", 1, m.spiral.cols())}));
+    io::writeTextFileAtomically(dir / ("power_spectrum" + l),
+                                matrixCsv(m.power_spectrum, {"frequency", csvLabels("", 0, m.power_spectrum.size()), {"power"}}));
     const Eigen::Index n = std::max({m.singular_pos.size(), m.singular_cvec.size(), m.singular_resid.size()});
-    Eigen::MatrixXd sv = Eigen::MatrixXd::Constant(n, 3, std::nan(""));
+    Eigen::MatrixXd sv = Eigen::MatrixXd::Constant(n, 3, std::nan(""));  // shorter spectra: empty cells
     sv.col(0).head(m.singular_pos.size()) = m.singular_pos;
     sv.col(1).head(m.singular_cvec.size()) = m.singular_cvec;
     sv.col(2).head(m.singular_resid.size()) = m.singular_resid;
-    io::writeTextFileAtomically(dir / ("singular_values" + l), matrixCsv(sv, {"pos", "cvec", "resid"}));
+    io::writeTextFileAtomically(dir / ("singular_values" + l),
+                                matrixCsv(sv, {"component", csvLabels("", 1, n), {"pos", "cvec", "resid"}}));
   }
   if (!head_reports.empty()) {
     io::writeTextFileAtomically(dir / "heads.csv", jsonTableCsv(summary.at("heads"), kHeadColumns));
@@ -171,18 +190,25 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
     for (const auto& [block, hs] : by_block) {
       Eigen::MatrixXd etc(static_cast<Eigen::Index>(hs.size()), hs.front()->etc_curve.size());
       Eigen::MatrixXd profile(static_cast<Eigen::Index>(hs.size()), hs.front()->profile.size());
+      std::vector<std::string> head_labels;
       for (std::size_t i = 0; i < hs.size(); ++i) {
         etc.row(static_cast<Eigen::Index>(i)) = hs[i]->etc_curve.transpose();
         profile.row(static_cast<Eigen::Index>(i)) = hs[i]->profile.transpose();
+        head_labels.push_back(std::to_string(hs[i]->head));
       }
-      io::writeTextFileAtomically(dir / ("etc_B" + std::to_string(block) + ".csv"), matrixCsv(etc));
-      io::writeTextFileAtomically(dir / ("kernel_B" + std::to_string(block) + ".csv"), matrixCsv(profile));
+      // ETC(n) at every query position n; the kernel of the last query over key positions.
+      io::writeTextFileAtomically(dir / ("etc_B" + std::to_string(block) + ".csv"),
+                                  matrixCsv(etc, {"head", head_labels, csvLabels("q", 0, etc.cols())}));
+      io::writeTextFileAtomically(dir / ("kernel_B" + std::to_string(block) + ".csv"),
+                                  matrixCsv(profile, {"head", head_labels, csvLabels("k", 0, profile.cols())}));
     }
     for (const auto& h : head_reports)
-      for (std::size_t i = 0; i < h.qk_maps.size(); ++i)
+      for (std::size_t i = 0; i < h.qk_maps.size(); ++i) {
+        const auto& map = h.qk_maps[i];
         io::writeTextFileAtomically(
             dir / ("qk_B" + std::to_string(h.block) + "_H" + std::to_string(h.head) + "_" + heads::qkMapNames()[i] + ".csv"),
-            matrixCsv(h.qk_maps[i]));
+            matrixCsv(map, {"query", csvLabels("", 0, map.rows()), csvLabels("k", 0, map.cols())}));
+      }
   }
   io::writeTextFileAtomically(dir / "report.html", htmlReport(summary, layers, head_reports));
   // summary.json last: its presence marks a complete report.

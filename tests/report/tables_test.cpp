@@ -6,12 +6,17 @@
 namespace posgeom::testing {
 namespace {
 
-TEST(Tables, SummaryHasTheDesignKeysAndCsvFilesParse) {
-  ScratchDir s;
+// Two layers of 10 windows of 9 positions (8 after skip_first = 1), width 6.
+std::vector<metrics::LayerMetrics> twoLayerMetrics() {
   metrics::LayerMetricsOptions o;
   o.screenot_k = 2;  // d = 6 leaves room for 2k+1 < 6
-  std::vector<metrics::LayerMetrics> layers{metrics::computeLayerMetrics(directStatistics(randomSequences(10, 9, 6, 1), 1, 0), o),
-                                            metrics::computeLayerMetrics(directStatistics(randomSequences(10, 9, 6, 2), 1, 1), o)};
+  return {metrics::computeLayerMetrics(directStatistics(randomSequences(10, 9, 6, 1), 1, 0), o),
+          metrics::computeLayerMetrics(directStatistics(randomSequences(10, 9, 6, 2), 1, 1), o)};
+}
+
+TEST(Tables, SummaryHasTheDesignKeysAndCsvFilesParse) {
+  ScratchDir s;
+  const auto layers = twoLayerMetrics();
   const auto summary = report::summaryJson({{"model", "m"}}, layers, {metrics::compareLayers(layers[0], layers[1])});
   for (const char* key : {"layer", "screenot_rank", "stable_rank", "explained_ratio", "relative_norm", "lowfreq_energy",
                           "incoherence_max"})
@@ -31,15 +36,39 @@ TEST(Tables, SummaryHasTheDesignKeysAndCsvFilesParse) {
   const auto csv = readFile(s / "layers.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
   const auto gram = readFile(s / "gram_L0.csv");
-  EXPECT_EQ(std::count(gram.begin(), gram.end(), '\n'), 8);
+  EXPECT_EQ(std::count(gram.begin(), gram.end(), '\n'), 1 + 8);  // the header, then 8 positions
   for (const auto& e : std::filesystem::directory_iterator(s.path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "left a temporary file";
 }
 
-TEST(Tables, MatrixCsvKeepsFullPrecision) {
-  Eigen::MatrixXd m(1, 2);
-  m << 0.1, 1.0 / 3.0;
-  EXPECT_EQ(report::matrixCsv(m, {"a", "b"}), "a,b\n0.10000000000000001,0.33333333333333331\n");
+TEST(Tables, MatrixCsvKeepsFullPrecisionWithHeaderIndexAndEmptyPadding) {
+  Eigen::MatrixXd m(2, 2);
+  m << 0.1, 1.0 / 3.0, 2, std::nan("");
+  EXPECT_EQ(report::matrixCsv(m, {"position", {"1", "2"}, {"a", "b"}}),
+            "position,a,b\n1,0.10000000000000001,0.33333333333333331\n2,2,\n");
+  EXPECT_EQ(report::csvLabels("p", 3, 2), (std::vector<std::string>{"p3", "p4"}));
+}
+
+// The matrices are labelled with what their rows and columns are: the real positions
+// after skip_first (row 0 of pos_L*.csv is position skip_first), components from 1.
+TEST(Tables, MatrixCsvsNameTheirRowsAndColumns) {
+  ScratchDir s;
+  const auto layers = twoLayerMetrics();
+  auto summary = report::summaryJson({{"skip_first", 1}}, layers, {}, {});
+  report::writeTables(s.path(), summary, layers);
+  const auto pos = readFile(s / "pos_L0.csv");
+  EXPECT_EQ(pos.substr(0, pos.find('\n')), "position,d0,d1,d2,d3,d4,d5");
+  EXPECT_EQ(pos.substr(pos.find('\n') + 1, 2), "1,");
+  const auto gram = readFile(s / "gram_L0.csv");
+  EXPECT_EQ(gram.substr(0, gram.find(",p2")), "position,p1");
+  const auto sv = readFile(s / "singular_values_L0.csv");
+  EXPECT_EQ(sv.substr(0, sv.find('\n')), "component,pos,cvec,resid");
+  EXPECT_EQ(sv.find("nan"), std::string::npos);
+  EXPECT_EQ(readFile(s / "power_spectrum_L0.csv").substr(0, 16), "frequency,power\n");
+  EXPECT_EQ(readFile(s / "spiral_L0.csv").substr(0, 19), "position,pc1,pc2\n1,");
+  // The numbers as they were (%.17g round-trips): the first cell after the index.
+  const auto row1 = pos.substr(pos.find('\n') + 1);
+  EXPECT_EQ(std::stod(row1.substr(2, row1.find(',', 2) - 2)), layers[0].positional(0, 0));
 }
 
 }  // namespace

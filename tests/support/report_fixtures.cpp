@@ -1,5 +1,6 @@
 #include "report_fixtures.h"
 
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -18,11 +19,14 @@ Eigen::MatrixXd readCsv(const fs::path& path) {
   std::vector<std::vector<double>> rows;
   std::istringstream in(readFile(path));
   std::string line;
+  std::getline(in, line);  // the header
   while (std::getline(in, line)) {
     std::vector<double> row;
     std::istringstream cells(line);
     std::string cell;
-    while (std::getline(cells, cell, ',')) row.push_back(std::stod(cell));
+    std::getline(cells, cell, ',');  // the index column
+    while (std::getline(cells, cell, ',')) row.push_back(cell.empty() ? std::nan("") : std::stod(cell));
+    if (!line.empty() && line.back() == ',') row.push_back(std::nan(""));
     rows.push_back(row);
   }
   Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.at(0).size()));

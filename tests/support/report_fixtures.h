@@ -12,7 +12,7 @@
 namespace posgeom::testing {
 
 nlohmann::json summaryOf(const std::filesystem::path& report_dir);
-// A numeric CSV without header as a matrix.
+// A matrix CSV of the report (a header row, an index column) as the matrix; empty cells NaN.
 Eigen::MatrixXd readCsv(const std::filesystem::path& path);
 // A tensor of at most two dimensions of a checkpoint as a float64 matrix.
 Eigen::MatrixXd weightMatrix(const io::SafetensorsFile& file, const std::string& name);

@@ -22,7 +22,17 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
 void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
                  const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& head_reports = {});
 
-// A matrix as CSV (one row per line, %.17g).
-std::string matrixCsv(const Eigen::MatrixXd& m, const std::vector<std::string>& header = {});
+// What a matrix CSV's rows and columns are: a header row (the index column's name, then
+// the columns' names) and an index column (each row's label: a real position after
+// skip_first, a head, a frequency).
+struct CsvAxes {
+  std::string index_name;             // "position", "head", "frequency", "component", "query"
+  std::vector<std::string> rows;      // one label per row
+  std::vector<std::string> columns;   // one name per column
+};
+// `count` labels: prefix + first, prefix + (first + 1), ...
+std::vector<std::string> csvLabels(const std::string& prefix, int64_t first, int64_t count);
+// A matrix as CSV, one row per line, %.17g; NaN (padding) as an empty cell.
+std::string matrixCsv(const Eigen::MatrixXd& m, const CsvAxes& axes);
 
 }  // namespace posgeom::report
