@@ -8,9 +8,11 @@
 namespace posgeom::anova {
 namespace {
 
-// How much a state holds and where its inputs were, not what it computes.
+// How much a state holds, where its inputs were and what posgeom chose for the machine
+// (the effective batch size, threads), not what it computes.
 bool describesCoverage(const std::string& key) {
-  return key == "data" || key == "timings" || key == "shard" || key == "coverage" || key == "model" || key == "corpus";
+  return key == "data" || key == "timings" || key == "shard" || key == "coverage" || key == "model" || key == "corpus" ||
+         key == "effective";
 }
 
 std::string hintFor(const std::string& key) {

@@ -3,9 +3,45 @@
 #include <malloc.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 namespace posgeom {
+namespace {
+
+std::optional<int64_t> readNumber(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text == "max") return std::nullopt;
+  try {
+    return std::stoll(text);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<int64_t> memAvailable() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return std::nullopt;
+}
+
+}  // namespace
+
+
+std::optional<int64_t> availableHostMemory() {
+  auto available = memAvailable();
+  // A container's limit is what counts when it is below the machine's.
+  const auto limit = readNumber("/sys/fs/cgroup/memory.max"), used = readNumber("/sys/fs/cgroup/memory.current");
+  if (limit && used) {
+    const int64_t room = *limit - *used;
+    if (!available || room < *available) available = room;
+  }
+  return available;
+}
 
 int64_t peakResidentBytes() {
   std::ifstream status("/proc/self/status");

@@ -30,4 +30,6 @@ StopSignals::~StopSignals() {
 
 int StopSignals::received() const { return g_received; }
 
+int stopSignalReceived() { return g_received; }
+
 }  // namespace posgeom

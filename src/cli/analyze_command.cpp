@@ -79,7 +79,7 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   sub->add_option("--save-every", o->save_every, "save the state every N windows (default: every 10 minutes)");
   sub->add_option("--stop-after", o->stop_after, "stop after N windows with the state saved, to --resume later");
   addTypedOption(sub, "--max-memory", o->max_memory,
-                 [](const std::string& s) { return std::optional<int64_t>(pass::parseByteSize(s, "--max-memory")); },
+                 [](const std::string& s) { return std::optional<int64_t>(parseByteSize(s, "--max-memory")); },
                  "the most the pass may use, like 16G (default: what the device has)");
   addReportOptions(sub, o->report);
 }

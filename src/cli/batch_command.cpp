@@ -11,15 +11,14 @@ void addBatchCommand(CLI::App& app, std::vector<Command>& commands, int& exit_co
   auto* sub = app.add_subcommand("batch", "run a sweep of analyses from a config (models x corpora x variants) into one table");
   sub->add_option("config", job->config, "sweep file, e.g. configs/paper-table1.toml")->required();
   sub->add_option("--out", job->out, "output directory (default: the config's `out`)");
-  sub->add_flag("--force", job->force, "write into run directories that are not empty (a sweep run again)");
+  sub->add_flag("--force", job->force,
+                "run again the runs that already have a report (without it, a sweep run again keeps them)");
   commands.push_back({sub, [job, &exit_code] {
                         const auto summary = jobs::runBatchJob(*job, [&](const jobs::SweepRun& run) {
                           return analyzeOptionsFrom(run.options, job->config.string() + ": run " + run.name);
                         });
                         if (!summary.allPassed()) exit_code = 1;
-                        std::cout << summary.completed << " of " << summary.runs << " runs completed"
-                                  << (summary.allPassed() ? " in " : " (see ") << summary.table.string()
-                                  << (summary.allPassed() ? "" : ")") << "\n";
+                        std::cout << summary.line() << "\n";
                       }});
   commands.back().runs_model = true;
 }

@@ -1,27 +1,45 @@
 #include "posgeom/corpus/byte_source.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <vector>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/stop_signals.h"
 
 namespace posgeom::corpus {
 namespace {
 
 class FdSource final : public ByteSource {
  public:
-  FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
+  FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {
+    struct stat st {};
+    stream_ = ::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+  }
   ~FdSource() override {
     if (owned_) ::close(fd_);
   }
   std::size_t read(char* buf, std::size_t n) override {
     for (;;) {
+      // A pipe, a FIFO or a terminal may give nothing for as long as its writer likes:
+      // waited on in slices, so that a stop signal (SIGINT, SIGTERM) ends the wait.
+      if (stream_) {
+        pollfd ready{fd_, POLLIN, 0};
+        const int r = ::poll(&ready, 1, kWaitSliceMs);
+        if (const int signal = stopSignalReceived())
+          throw RunStopped(std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + name_ +
+                               " to give more data",
+                           128 + signal);
+        if (r == 0 || (r < 0 && errno == EINTR)) continue;
+      }
       const auto got = ::read(fd_, buf, n);
       if (got >= 0) return static_cast<std::size_t>(got);
       if (errno != EINTR) throw InputError(name_, std::string("read failed: ") + std::strerror(errno));
@@ -30,9 +48,11 @@ class FdSource final : public ByteSource {
   std::string name() const override { return name_; }
 
  private:
+  static constexpr int kWaitSliceMs = 100;
   int fd_;
   std::string name_;
   bool owned_;
+  bool stream_ = false;
 };
 
 // Replays bytes already read (for sniffing) before the rest of the source.

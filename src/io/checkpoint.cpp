@@ -1,5 +1,8 @@
 #include "posgeom/io/checkpoint.h"
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "posgeom/base/error.h"
 #include "posgeom/io/json_file.h"
 
@@ -18,6 +21,25 @@ void addShard(std::map<std::string, TensorView>& views, std::map<std::string, st
   }
 }
 }  // namespace
+
+std::optional<int64_t> countCheckpointTensors(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / kIndexName, ec)) {
+    const auto index = nlohmann::json::parse(std::ifstream(dir / kIndexName), nullptr, false);
+    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) return std::nullopt;
+    return static_cast<int64_t>(index["weight_map"].size());
+  }
+  std::ifstream in(dir / kSingleName, std::ios::binary);
+  uint64_t header_len = 0;
+  if (!in.read(reinterpret_cast<char*>(&header_len), 8)) return std::nullopt;
+  const auto size = fs::file_size(dir / kSingleName, ec);
+  if (ec || header_len > size - 8 || header_len > (uint64_t{100} << 20)) return std::nullopt;
+  std::string header(static_cast<std::size_t>(header_len), '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(header_len))) return std::nullopt;
+  const auto json = nlohmann::json::parse(header, nullptr, false);
+  if (!json.is_object()) return std::nullopt;
+  return static_cast<int64_t>(json.size()) - (json.contains("__metadata__") ? 1 : 0);
+}
 
 std::string pytorchBinConversionHint() {
   return "convert it to safetensors, e.g. in Python: import torch; from safetensors.torch import save_file; "

@@ -40,6 +40,7 @@ void addRange(Digest& digest, std::ifstream& in, const fs::path& file, std::uint
 }
 
 void addFile(Digest& digest, const fs::path& file) {
+  if (!fs::is_regular_file(file)) throw InputError(file.string(), "is not a regular file: it has no content to fingerprint");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file.string(), std::string("cannot be read to fingerprint it: ") + std::strerror(errno));
   const auto size = fs::file_size(file);

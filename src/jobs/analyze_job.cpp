@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "posgeom/pass/activations_pass.h"
 #include "posgeom/pass/analysis_pass.h"
 #include "posgeom/pass/heads_stage.h"
+#include "posgeom/runtime/threads.h"
 #include "posgeom/tokenize/tokenizer.h"
 
 namespace posgeom::jobs {
@@ -56,12 +58,18 @@ nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& 
                       {"context_cap", o.caps.contexts},
                       {"dim", plan.config.hidden_size}};
   s["shard"] = plan.shard.str();
+  // What ran where the options left it to posgeom (--batch-size 0, --threads 0): beside the
+  // requested values, not instead of them, and not part of the run's identity.
+  s["effective"] = {{"batch_size", plan.pass.batch_size}, {"threads", runtime::intraOpThreads()}};
   // Identity by content, not path: resume and merge compare these, never "model"/"corpus".
   s["model_fingerprint"] = io::modelFingerprint(plan.model_dir);
+  // Files only: a stream (stdin, a FIFO) cannot be read twice; its tokens' hash is checked
+  // on resume instead.
   if (o.corpus.path != "random" && o.corpus.path != "-") {
     std::vector<fs::path> files;
     for (const auto& f : corpus::corpusFiles(o.corpus.path)) files.emplace_back(f);
-    s["corpus_fingerprint"] = io::fingerprintFiles(files);
+    if (std::all_of(files.begin(), files.end(), [](const fs::path& f) { return fs::is_regular_file(f); }))
+      s["corpus_fingerprint"] = io::fingerprintFiles(files);
   }
   if (plan.heads) s["head_options"] = pass::headSettingsJson(*plan.heads, o.caps.attention_samples);
   // A hub snapshot's commit (what --revision resolved to, or main's): states of another
@@ -73,9 +81,10 @@ nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& 
 // Progress, periodic and final saves, and stops (signals, --stop-after) of analyze's pass.
 class AnalyzeHooks final : public pass::PassHooks {
  public:
-  AnalyzeHooks(const pass::AnalyzeOptions& o, pass::AnalysisPass& pass, anova::AnalysisState& state, double load_s,
-               double forward_s_before)
+  AnalyzeHooks(const pass::AnalyzeOptions& o, const OutputDirectory& output, pass::AnalysisPass& pass,
+               anova::AnalysisState& state, double load_s, double forward_s_before)
       : o_(o),
+        state_file_(output.work() / kStateFile),
         pass_(pass),
         state_(state),
         load_s_(load_s),
@@ -99,7 +108,7 @@ class AnalyzeHooks final : public pass::PassHooks {
     progress_.finish();
     const int signal = signals_.received();
     throw RunStopped((signal ? std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") + " after " : "--stop-after: after ") +
-                         std::to_string(windows) + " windows; the state is in " + (o_.out / kStateFile).string() +
+                         std::to_string(windows) + " windows; the state is in " + state_file_.string() +
                          "; the same command with --resume " + o_.out.string() + " continues it",
                      signal ? 128 + signal : 0);
   }
@@ -121,12 +130,13 @@ class AnalyzeHooks final : public pass::PassHooks {
     state_.settings["timings"] = {{"load_s", load_s_}, {"forward_and_accumulate_s", complete ? final_s_ : forwardSeconds()}};
     state_.windows = pass_.windows();
     state_.layers = complete ? pass_.takeStatistics() : pass_.statistics();
-    anova::saveState(state_, o_.out / kStateFile);
+    anova::saveState(state_, state_file_);
   }
   void setFinalSeconds(double s) { final_s_ = s; }
 
  private:
   const pass::AnalyzeOptions& o_;
+  const fs::path state_file_;  // in the work directory: --out keeps its old report until the end
   pass::AnalysisPass& pass_;
   anova::AnalysisState& state_;
   double load_s_, forward_s_before_, final_s_ = 0;
@@ -141,16 +151,13 @@ struct ModelAnalysis {
   std::vector<heads::HeadReport> head_reports;
 };
 
-ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o) {
+ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory& output) {
   // A missing corpus is found before the model takes its time to load.
   if (o.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
   if (o.corpus.path != "random") corpus::corpusFiles(o.corpus.path);
   std::optional<anova::AnalysisState> saved;
-  const auto state_path = o.out / kStateFile;
-  if (!o.resume.empty()) {
-    if (!fs::exists(state_path)) throw InputError(o.resume.string(), "holds no " + std::string(kStateFile) + " to resume from");
-    saved = anova::loadState(state_path);
-  }
+  const auto state_path = o.resume.empty() ? output.work() / kStateFile : output.resumeState();
+  if (!o.resume.empty()) saved = anova::loadState(state_path);
   auto t0 = Clock::now();
   const auto model_dir = io::resolveModelDir(o.model, io::processEnv(), o.revision);
   auto plan = pass::planPass(o, model_dir, model::loadModelConfig(model_dir));
@@ -190,7 +197,7 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o) {
     forward_s = saved->settings["timings"].value("forward_and_accumulate_s", 0.0);
     spdlog::info("resuming after {} windows from {}", pass.windows(), state_path.string());
   }
-  AnalyzeHooks hooks(o, pass, state, load_s, forward_s);
+  AnalyzeHooks hooks(o, output, pass, state, load_s, forward_s);
   {
     pass::WindowBatches batches(sampler, *stream, plan.pass.batch_size);  // the next batch is read during this one's pass
     pass.runAll(batches, hooks);
@@ -239,10 +246,11 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   }
   pass::validateOptions(o);  // before the long part
   if (!o.resume.empty()) o.out = o.resume;
-  const OutputDirectory output(o.out, o.force || !o.resume.empty());
-  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}} : analyzeModel(o);
-  if (from_activations) anova::saveState(analysis.state, o.out / kStateFile);
-  writeReport(analysis.state, o.report, o.out, analysis.head_reports);
+  OutputDirectory output(o.out, !o.resume.empty() ? OutMode::kResume : o.force ? OutMode::kForce : OutMode::kNew);
+  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}} : analyzeModel(o, output);
+  if (from_activations) anova::saveState(analysis.state, output.work() / kStateFile);
+  writeReport(analysis.state, o.report, output.work(), analysis.head_reports);
+  output.commit();
   spdlog::info("report in {}", o.out.string());
 }
 

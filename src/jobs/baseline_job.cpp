@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "posgeom/anova/state_file.h"
+#include "posgeom/base/byte_size.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/process_memory.h"
 #include "posgeom/jobs/output_directory.h"
 #include "posgeom/jobs/report_writer.h"
 
@@ -14,6 +16,14 @@ namespace posgeom::jobs {
 void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::path& out, const pass::ReportOptions& report,
                            bool force) {
   if (dim <= 0 || dim % 2 || seq_len < 2) throw InputError("baseline", "needs an even --dim > 0 and --seq-len >= 2");
+  // The end stage holds P and its SVD factors (T x d each), the second moment (d x d) and
+  // the Gram and its DCT (T x T), in doubles: refused before, not a bad_alloc after.
+  const long double rows = static_cast<long double>(seq_len), cols = static_cast<long double>(dim);
+  const long double needed = 8 * (4 * rows * cols + 2 * cols * cols + 4 * rows * rows);
+  if (const auto available = availableHostMemory(); available && needed > static_cast<long double>(*available))
+    throw InputError("baseline", "--dim " + std::to_string(dim) + " and --seq-len " + std::to_string(seq_len) +
+                                     " need about " + formatBytes(needed > 9e18L ? INT64_MAX : static_cast<int64_t>(needed)) +
+                                     " of memory, and " + formatBytes(*available) + " is available");
   Eigen::MatrixXd pe(seq_len, dim);
   for (int64_t t = 0; t < seq_len; ++t)
     for (int64_t i = 0; i < dim / 2; ++i) {
@@ -35,8 +45,9 @@ void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::
   state.settings = {{"tool", "posgeom"}, {"source", "sinusoidal baseline"}, {"dim", dim}, {"seq_len", seq_len}, {"skip_first", 0}};
   state.windows = 1;
   state.layers.push_back(std::move(s));
-  const OutputDirectory output(out, force);
-  writeReport(state, report, out);
+  OutputDirectory output(out, force ? OutMode::kForce : OutMode::kNew);
+  writeReport(state, report, output.work());
+  output.commit();
   spdlog::info("sinusoidal baseline (d={}, T={}) in {}", dim, seq_len, out.string());
 }
 

@@ -136,7 +136,7 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
     status.push_back({{"name", run.name}, {"status", outcome.status}, {"message", outcome.message}, {"out", (sweep.out / run.name).string()},
                       {"check", outcome.check_passed ? nlohmann::json(*outcome.check_passed) : nlohmann::json(nullptr)},
                       {"check_summary", outcome.check_summary}});
-    if (outcome.status != "ok") {
+    if (!outcome.ran()) {
       row.notes.push_back(run.name + " " + outcome.status + ": " + outcome.message);
       continue;
     }
@@ -210,10 +210,12 @@ Sweep readSweep(const fs::path& config) {
         run.variant = variant;
         run.name = model + "-" + corpus + (variants.size() > 1 ? "-" + variant : "");
         for (const OptionTable* t : {&common, &m, &c, &v})
-          for (const auto& [key, value] : t->options) {
+          for (const auto& option : t->options) {
+            // (a named copy: C++17 lambdas cannot capture a structured binding)
+            const std::string& key = option.first;
             auto it = std::find_if(run.options.begin(), run.options.end(), [&](const auto& o) { return o.first == key; });
-            if (it == run.options.end()) run.options.emplace_back(key, value);
-            else it->second = value;
+            if (it == run.options.end()) run.options.push_back(option);
+            else it->second = option.second;
           }
         run.table_columns = kDefaultColumns;
         for (const OptionTable* t : {&common, &m, &c, &v}) {
@@ -239,7 +241,14 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
     try {
       pass::AnalyzeOptions job = make_job(run);
       job.out = sweep.out / run.name;
-      runAnalyzeJob(job);
+      // A sweep run again without --force keeps the reports it already has (and checks
+      // them again): only the runs that did not finish run.
+      if (!job.force && fs::exists(job.out / "summary.json")) {
+        outcome = {"kept", "the report of an earlier run (--force runs it again)", std::nullopt, ""};
+        spdlog::info("{}: kept the report of an earlier run in {}", run.name, job.out.string());
+      } else {
+        runAnalyzeJob(job);
+      }
       if (!run.reference.empty()) {
         const auto rows = report::checkAgainstReference(io::readJsonFile(job.out / "summary.json"),
                                                         referenceFor(io::readJsonFile(run.reference), run.table_columns), {},
@@ -266,6 +275,15 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
   return outcomes;
 }
 
+std::string BatchSummary::line() const {
+  std::string s = std::to_string(ran) + " of " + std::to_string(runs) + " runs have a report";
+  if (kept) s += " (" + std::to_string(kept) + " kept from an earlier run)";
+  if (checked) s += "; " + std::to_string(checked - moved) + " of " + std::to_string(checked) + " checked runs matched their reference";
+  if (skipped) s += "; " + std::to_string(skipped) + " skipped";
+  if (failed) s += "; " + std::to_string(failed) + " failed";
+  return s + (allPassed() ? ": " : " (see ") + table.string() + (allPassed() ? "" : ")");
+}
+
 BatchSummary runBatchJob(const BatchJob& job, const JobFactory& make_job) {
   auto sweep = readSweep(job.config);
   if (!job.out.empty()) sweep.out = job.out;
@@ -278,7 +296,14 @@ BatchSummary runBatchJob(const BatchJob& job, const JobFactory& make_job) {
   const auto outcomes = runSweep(sweep, make);
   BatchSummary summary;
   summary.runs = outcomes.size();
-  for (const auto& o : outcomes) summary.completed += o.status == "ok" && o.check_passed.value_or(true);
+  for (const auto& o : outcomes) {
+    summary.ran += o.ran();
+    summary.kept += o.status == "kept";
+    summary.skipped += o.status == "skipped";
+    summary.failed += o.status == "failed";
+    summary.checked += o.check_passed.has_value();
+    summary.moved += o.check_passed.has_value() && !*o.check_passed;
+  }
   summary.table = sweep.out / "table.md";
   return summary;
 }

@@ -113,9 +113,9 @@ std::string benchTable(const BenchResult& r) {
     out << "  end stages       metrics " << fixed(m.metrics_per_layer_s, 2) << " s per layer ("
         << fixed(m.eigh_s > 0 ? m.metrics_per_layer_s / m.eigh_s : 0.0, 2) << " x one " << m.hidden_size << "^2 eigendecomposition, "
         << fixed(m.eigh_s, 2) << " s), heads " << fixed(m.heads_per_head_s, 3) << " s per head\n";
-    out << "  peak RSS " << pass::formatBytes(m.peak_rss_bytes) << " (checkpoint " << pass::formatBytes(m.checkpoint_bytes) << ", "
-        << pass::formatBytes(m.peak_rss_bytes - m.checkpoint_bytes) << " beyond it)";
-    if (m.device_memory_bytes) out << "; device memory in use " << pass::formatBytes(*m.device_memory_bytes);
+    out << "  peak RSS " << formatBytes(m.peak_rss_bytes) << " (checkpoint " << formatBytes(m.checkpoint_bytes) << ", "
+        << formatBytes(m.peak_rss_bytes - m.checkpoint_bytes) << " beyond it)";
+    if (m.device_memory_bytes) out << "; device memory in use " << formatBytes(*m.device_memory_bytes);
     out << "\n";
   }
   return out.str();

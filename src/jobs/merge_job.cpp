@@ -54,9 +54,10 @@ void runMergeJob(const MergeJob& job) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  const OutputDirectory output(job.out, job.force);
-  anova::saveState(merged, job.out / kStateFile);
-  writeReport(state, job.report, job.out, head_reports);
+  OutputDirectory output(job.out, job.force ? OutMode::kForce : OutMode::kNew);
+  anova::saveState(merged, output.work() / kStateFile);
+  writeReport(state, job.report, output.work(), head_reports);
+  output.commit();
   spdlog::info("merged {} states ({} windows) into {}", job.states.size(), merged.windows, job.out.string());
 }
 

@@ -1,6 +1,8 @@
 #include "posgeom/jobs/output_directory.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,11 +18,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The lock beside the directory, not inside it: a report holds only the report.
-fs::path lockPathOf(const fs::path& out) {
+constexpr const char* kStateName = "state.safetensors";
+
+// --out as one absolute name, however it was written ("r", "./r", "r/").
+fs::path normalised(const fs::path& out) {
   auto dir = fs::absolute(out).lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();
-  return dir.parent_path() / ("." + dir.filename().string() + ".posgeom-lock");
+  return dir;
+}
+
+// A file beside --out: the lock, the work directory, the old report during a swap.
+fs::path beside(const fs::path& out, const std::string& suffix) {
+  return out.parent_path() / ("." + out.filename().string() + suffix);
 }
 
 std::string holderOf(int fd) {
@@ -31,9 +40,30 @@ std::string holderOf(int fd) {
   return pid.empty() ? "unknown" : pid;
 }
 
+void removeAll(const fs::path& p) {
+  std::error_code ec;
+  fs::remove_all(p, ec);
+}
+
+// The first entry of `dir` that is not a report's file ("" when none).
+std::string foreignEntry(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (!e.is_regular_file() || !isReportFile(e.path().filename())) return e.path().filename().string();
+  return "";
+}
+
 }  // namespace
 
-OutputDirectory::OutputDirectory(const fs::path& out, bool force) : out_(out), lock_path_(lockPathOf(out)) {
+bool isReportFile(const fs::path& name) {
+  const auto n = name.filename().string();
+  // check.txt: what `batch` writes beside a run's report
+  return n == "summary.json" || n == "report.html" || n == kStateName || n == "check.txt" || name.extension() == ".csv";
+}
+
+OutputDirectory::OutputDirectory(const fs::path& out, OutMode mode)
+    : out_(out), work_(beside(normalised(out), ".posgeom-work")), old_(beside(normalised(out), ".posgeom-old")),
+      lock_path_(beside(normalised(out), ".posgeom-lock")) {
   std::error_code ec;
   fs::create_directories(lock_path_.parent_path(), ec);
   // Held for the whole run; the holder unlinks the file on release, so a lock is taken on
@@ -58,27 +88,77 @@ OutputDirectory::OutputDirectory(const fs::path& out, bool force) : out_(out), l
   if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
     // The pid is only for the message of a second run: the lock holds without it.
   }
-  if (!force && fs::is_directory(out, ec) && !fs::is_empty(out, ec)) {
+  try {
+    recoverLeftovers(mode);
+    if (fs::exists(out_) && !fs::is_directory(out_)) throw InputError(out_.string(), "exists and is not a directory");
+    if (fs::is_directory(out_) && !fs::is_empty(out_)) {
+      if (mode == OutMode::kNew) throw InputError(out_.string(), "exists and is not empty; pass --force to replace it");
+      if (const auto entry = foreignEntry(out_); !entry.empty())
+        throw InputError(out_.string(), "holds '" + entry +
+                                            "', which is not a posgeom report's file; --force replaces a report whole, "
+                                            "so move it or choose another --out");
+    }
+    fs::create_directories(work_, ec);
+    if (ec) throw InputError(out_.string(), "cannot create the output directory " + work_.string() + ": " + ec.message());
+    // Found now, not after the whole pass: a directory the run cannot write into.
+    const auto probe = work_ / (".posgeom-write-test." + std::to_string(::getpid()));
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) throw InputError(out_.string(), std::string("is not writable: ") + std::strerror(errno));
+    ::close(fd);
+    ::unlink(probe.c_str());
+  } catch (...) {
+    if (!fs::exists(work_ / kStateName, ec)) removeAll(work_);
     release();
-    throw InputError(out.string(), "exists and is not empty; pass --force to write into it");
+    throw;
   }
-  created_ = fs::create_directories(out, ec);
-  if (ec) {
-    release();
-    throw InputError(out.string(), "cannot create the output directory: " + ec.message());
+}
+
+// What a killed run left beside --out, found while holding the lock.
+void OutputDirectory::recoverLeftovers(OutMode mode) {
+  std::error_code ec;
+  // Killed between the two renames of a swap without RENAME_EXCHANGE: the old report
+  // goes back where it was.
+  if (fs::exists(old_, ec)) {
+    if (!fs::exists(out_, ec)) fs::rename(old_, out_, ec);
+    removeAll(old_);
   }
-  // Found now, not after the whole pass: a directory the run cannot write into.
-  const auto probe = out / (".posgeom-write-test." + std::to_string(::getpid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const std::string why = std::strerror(errno);
-    if (created_) fs::remove(out, ec);
-    created_ = false;
-    release();
-    throw InputError(out.string(), "is not writable: " + why);
+  if (!fs::exists(work_, ec)) return;
+  if (mode == OutMode::kResume) {
+    // Keep the saved state; the rest (torn report files, *.tmp.<pid>) is rewritten.
+    for (const auto& e : fs::directory_iterator(work_, ec))
+      if (e.path().filename() != kStateName) removeAll(e.path());
+    return;
   }
-  ::close(fd);
-  ::unlink(probe.c_str());
+  if (fs::exists(work_ / kStateName, ec) && mode == OutMode::kNew)
+    throw InputError(out_.string(), "an interrupted run left its saved state in " + work_.string() + ": --resume " +
+                                        out_.string() + " continues it, --force starts over");
+  spdlog::info("removing what an interrupted run left in {}", work_.string());
+  removeAll(work_);
+}
+
+fs::path OutputDirectory::resumeState() const {
+  if (fs::exists(work_ / kStateName)) return work_ / kStateName;
+  if (fs::exists(out_ / kStateName)) return out_ / kStateName;
+  throw InputError(out_.string(), std::string("holds no ") + kStateName + " to resume from");
+}
+
+void OutputDirectory::commit() {
+  std::error_code ec;
+  if (!fs::exists(out_, ec)) {
+    fs::create_directories(normalised(out_).parent_path(), ec);
+    if (::rename(work_.c_str(), out_.c_str()) != 0)
+      throw InputError(out_.string(), std::string("cannot move the report in from ") + work_.string() + ": " +
+                                          std::strerror(errno));
+  } else if (::renameat2(AT_FDCWD, work_.c_str(), AT_FDCWD, out_.c_str(), RENAME_EXCHANGE) == 0) {
+    removeAll(work_);  // now the old report
+  } else {
+    // No atomic exchange here (NFS, older kernels): two renames, undone by the next run
+    // (recoverLeftovers) if this one dies between them.
+    if (::rename(out_.c_str(), old_.c_str()) != 0 || ::rename(work_.c_str(), out_.c_str()) != 0)
+      throw InputError(out_.string(), std::string("cannot swap the new report in: ") + std::strerror(errno));
+    removeAll(old_);
+  }
+  committed_ = true;
 }
 
 void OutputDirectory::release() {
@@ -89,8 +169,17 @@ void OutputDirectory::release() {
 }
 
 OutputDirectory::~OutputDirectory() {
+  // Not committed: a saved state stays for --resume (with nothing else beside it); without
+  // one there is nothing to keep.
   std::error_code ec;
-  if (created_ && fs::is_empty(out_, ec)) fs::remove(out_, ec);
+  if (!committed_ && fs::exists(work_, ec)) {
+    if (fs::exists(work_ / kStateName, ec)) {
+      for (const auto& e : fs::directory_iterator(work_, ec))
+        if (e.path().filename() != kStateName) removeAll(e.path());
+    } else {
+      removeAll(work_);
+    }
+  }
   release();
 }
 

@@ -2,6 +2,7 @@
 
 #include "arch/architectures.h"
 #include "posgeom/base/error.h"
+#include "posgeom/io/checkpoint.h"
 
 namespace posgeom::model {
 
@@ -89,6 +90,12 @@ ModelConfig loadModelConfig(const std::filesystem::path& model_dir) {
   if (parsed.num_heads % parsed.num_kv_heads != 0)
     config.fail("the " + std::to_string(parsed.num_heads) + " attention heads are not a multiple of the " +
                 std::to_string(parsed.num_kv_heads) + " key/value heads");
+  // Before anything is sized from the config (the tensor list, the memory estimate): every
+  // layer has tensors of its own, so a config with more layers than the checkpoint holds
+  // tensors is not its config ("n_layer": 1e9 used to allocate for minutes).
+  if (const auto tensors = io::countCheckpointTensors(model_dir); tensors && parsed.num_layers > *tensors)
+    config.fail("its " + std::to_string(parsed.num_layers) + " layers cannot be in the " + std::to_string(*tensors) +
+                " tensors of the checkpoint beside it (each layer has tensors of its own)");
   return parsed;
 }
 

@@ -1,10 +1,13 @@
 #include "posgeom/model/random_checkpoint.h"
 
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <thread>
 
+#include "posgeom/base/byte_size.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/process_memory.h"
 #include "posgeom/base/parallel.h"
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/io/safetensors_writer.h"
@@ -40,10 +43,48 @@ void fillNormal(std::byte* out, int64_t numel, uint64_t seed, float std_dev) {
   });
 }
 
+// Layers beyond any model's (the deepest have a few hundred): the tensor list itself of a
+// billion-layer request would take minutes to make.
+constexpr int64_t kMaxLayers = 4096;
+
+// Refuses, before anything is written, a checkpoint that the disk at `dir` or the memory
+// could not hold (it used to end in bad_alloc with an empty directory left).
+void checkItFits(const std::vector<TensorSpec>& tensors, const std::filesystem::path& dir) {
+  long double parameters = 0, largest = 0;  // long double: shapes whose product overflows int64
+  std::string largest_name;
+  for (const auto& t : tensors) {
+    if (t.optional) continue;
+    long double n = 1;
+    for (const auto v : t.shape) n *= static_cast<long double>(v);
+    parameters += n;
+    if (n > largest) largest = n, largest_name = t.name;
+  }
+  const auto bytes = [](long double b) { return formatBytes(b > 9e18L ? INT64_MAX : static_cast<int64_t>(b)); };
+  const long double file_bytes = 4 * parameters;
+  auto existing = std::filesystem::absolute(dir);
+  while (!std::filesystem::exists(existing) && existing.has_parent_path() && existing != existing.parent_path())
+    existing = existing.parent_path();
+  std::error_code ec;
+  const auto space = std::filesystem::space(existing, ec);
+  if (!ec && file_bytes > static_cast<long double>(space.available))
+    throw InputError("random-model", "the checkpoint would take " + bytes(file_bytes) + " (" +
+                                         std::to_string(static_cast<double>(parameters)) + " parameters) but " +
+                                         existing.string() + " has " + bytes(static_cast<long double>(space.available)) +
+                                         " free");
+  // In memory at once: every value of a small checkpoint, else its largest tensor.
+  const long double memory = parameters <= kOneStreamParameters ? file_bytes : 4 * largest;
+  if (const auto available = availableHostMemory(); available && memory > static_cast<long double>(*available))
+    throw InputError("random-model", "its largest tensor '" + largest_name + "' needs " + bytes(memory) +
+                                         " of memory while it is written, and " + bytes(static_cast<long double>(*available)) +
+                                         " is available");
+}
+
 }  // namespace
 
 void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesystem::path& dir) {
   const auto& arch = architectureFor(spec.model_type, "--arch");
+  if (spec.layers > kMaxLayers)
+    throw InputError("--layers", std::to_string(spec.layers) + " is more than " + std::to_string(kMaxLayers));
   ModelShape shape;
   shape.layers = spec.layers;
   shape.hidden_size = spec.hidden_size;
@@ -64,6 +105,9 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
     throw InputError("random-model", std::string("the sizes give a config the ") + arch.family + " reader refuses: " + e.what());
   }
 
+  const auto tensors = arch.tensors(config);
+  checkItFits(tensors, dir);
+
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir.string(), "cannot create directory: " + ec.message());
@@ -74,9 +118,9 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
   writer.setMetadata("format", "pt");
   writer.setMetadata("generator", "posgeom random-model");
   int64_t parameters = 0;
-  for (const auto& t : arch.tensors(config)) parameters += t.optional ? 0 : t.numel();
+  for (const auto& t : tensors) parameters += t.optional ? 0 : t.numel();
   const bool one_stream = parameters <= kOneStreamParameters;
-  for (const auto& t : arch.tensors(config)) {
+  for (const auto& t : tensors) {
     if (t.optional) continue;
     if (!one_stream && t.init == TensorSpec::Init::kNormal) {
       const uint64_t seed = rng();  // drawn in the architecture's order, filled in the writer's

@@ -7,32 +7,13 @@
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/process_memory.h"
 #include "posgeom/runtime/device_timing.h"
 
 namespace posgeom::pass {
 namespace {
 
 constexpr int64_t kRuntimeAllowance = int64_t{400} << 20;  // measured RSS of a tiny model's run, rounded up
-
-std::optional<int64_t> readNumber(const std::string& path) {
-  std::ifstream in(path);
-  std::string text;
-  if (!(in >> text) || text == "max") return std::nullopt;
-  try {
-    return std::stoll(text);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-std::optional<int64_t> memAvailable() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  int64_t kib = 0;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -86,49 +67,7 @@ std::optional<int64_t> availableMemory(const runtime::DeviceSpec& device) {
     const auto memory = runtime::cudaMemory();
     return memory ? std::optional<int64_t>(memory->free) : std::nullopt;
   }
-  auto available = memAvailable();
-  // A container's limit is what counts when it is below the machine's.
-  const auto limit = readNumber("/sys/fs/cgroup/memory.max"), used = readNumber("/sys/fs/cgroup/memory.current");
-  if (limit && used) {
-    const int64_t room = *limit - *used;
-    if (!available || room < *available) available = room;
-  }
-  return available;
-}
-
-int64_t parseByteSize(const std::string& text, const std::string& where) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  std::string unit = text.substr(used);
-  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
-  if (unit.size() == 2 && unit[1] == 'i') unit.pop_back();
-  int shift = -1;
-  if (unit.empty()) shift = 0;
-  else if (unit == "K" || unit == "k") shift = 10;
-  else if (unit == "M" || unit == "m") shift = 20;
-  else if (unit == "G" || unit == "g") shift = 30;
-  else if (unit == "T" || unit == "t") shift = 40;
-  if (used == 0 || shift < 0 || !(value > 0) || value * std::ldexp(1.0, shift) > 9e18)
-    throw InputError(where, "'" + text + "' is not a size (use bytes or K, M, G, T: 800M, 16G)");
-  return static_cast<int64_t>(value * std::ldexp(1.0, shift));
-}
-
-std::string formatBytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (std::abs(value) >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return buf;
+  return availableHostMemory();
 }
 
 }  // namespace posgeom::pass

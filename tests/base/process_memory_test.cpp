@@ -9,6 +9,13 @@
 namespace posgeom::testing {
 namespace {
 
+TEST(ProcessMemory, TheMachineHasMemoryLeftAndNotMoreThanItHas) {
+  const auto available = availableHostMemory();
+  ASSERT_TRUE(available.has_value());
+  EXPECT_GT(*available, int64_t{16} << 20);
+  EXPECT_LT(*available, int64_t{1} << 50);
+}
+
 TEST(ProcessMemory, PeakGrowsWithTouchedMemoryAndResets) {
   ASSERT_TRUE(resetPeakResident());
   const int64_t before = peakResidentBytes();

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <random>
+#include <set>
 #include <thread>
 
 #include "posgeom/io/json_file.h"
@@ -94,7 +96,7 @@ TEST(AnalyzeCommand, ANonEmptyOutNeedsForce) {
   ASSERT_EQ(runPosgeom(args).exit_code, 0);
   const auto again = runPosgeom(args);
   EXPECT_EQ(again.exit_code, 2);
-  EXPECT_EQ(again.err, "posgeom: error: " + (s / "b").string() + ": exists and is not empty; pass --force to write into it\n");
+  EXPECT_EQ(again.err, "posgeom: error: " + (s / "b").string() + ": exists and is not empty; pass --force to replace it\n");
   auto forced = args;
   forced.push_back("--force");
   EXPECT_EQ(runPosgeom(forced).exit_code, 0);
@@ -272,7 +274,9 @@ TEST(AnalyzeCommand, SigtermSavesTheStateAndResumeFinishesTheRun) {
   killed.insert(killed.end(), {"--out", (s / "parts").string()});
   RunningProgram p(POSGEOM_BINARY, killed);
   // The first periodic save shows the pass is under way; then it is told to stop.
-  for (int i = 0; i < 6000 && !fs::exists(s / "parts/state.safetensors"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // (Saved in the work directory beside --out: --out itself gets only a whole report.)
+  for (int i = 0; i < 6000 && !fs::exists(s / ".parts.posgeom-work/state.safetensors"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   p.signal(SIGTERM);
   const auto stopped = p.wait();
   ASSERT_EQ(stopped.exit_code, 128 + SIGTERM) << stopped.err;
@@ -288,6 +292,78 @@ TEST(AnalyzeCommand, SigtermSavesTheStateAndResumeFinishesTheRun) {
   const auto finished = runPosgeom(resumed);
   ASSERT_EQ(finished.exit_code, 0) << finished.err;
   expectSameReports(s / "whole", s / "parts");
+}
+
+// --out always holds one complete report, the old one or the new one, however a run over
+// it with --force is killed (SIGKILL: nothing of the run's own gets to clean up); and the
+// next run leaves no temporary file of the killed one behind. The kills are spread over
+// the whole run, from start-up to past its end: 20 of them.
+TEST(AnalyzeCommand, SigkillAtAnyPointLeavesOneWholeReport) {
+  ScratchDir s;
+  std::string text;
+  while (text.size() < 6000) text += "a report is written whole or not at all. ";
+  writeFile(s / "a.txt", text);
+  const std::vector<std::string> base{"analyze", "--corpus", (s / "a.txt").string(), "--num-seqs", "24", "--batch-size",
+                                      "2", "--save-every", "4", "--heads", "--head-samples", "4", "--screenot-k", "3",
+                                      "--threads", "1", "-q"};
+  auto variant = [&](const std::string& seq_len, const fs::path& out, bool force) {
+    auto args = base;
+    args.insert(args.end(), {"--seq-len", seq_len, "--out", out.string()});
+    if (force) args.push_back("--force");
+    return args;
+  };
+  ASSERT_EQ(runPosgeom(variant("16", s / "old", false)).exit_code, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(runPosgeom(variant("24", s / "new", false)).exit_code, 0);
+  const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const auto names = [](const fs::path& dir) {
+    std::set<std::string> n;
+    for (const auto& e : fs::directory_iterator(dir)) n.insert(e.path().filename().string());
+    return n;
+  };
+  // `out` is exactly the report in `ref`: the same files, the same numbers.
+  const auto sameAs = [&](const fs::path& out, const fs::path& ref) {
+    if (names(out) != names(ref)) return false;
+    if (withoutTimings(io::readJsonFile(out / "summary.json")) != withoutTimings(io::readJsonFile(ref / "summary.json")))
+      return false;
+    for (const auto& n : names(ref))
+      if (fs::path(n).extension() == ".csv" && readFile(out / n) != readFile(ref / n)) return false;
+    const auto html = readFile(out / "report.html");
+    return html.size() > 1000 && html.find("</html>") != std::string::npos;
+  };
+  ASSERT_FALSE(sameAs(s / "old", s / "new"));
+  std::mt19937 random(20261201);
+  int old_kept = 0, new_whole = 0;
+  for (int i = 0; i < 20; ++i) {
+    fs::remove_all(s / "out");
+    fs::copy(s / "old", s / "out");
+    const double at_s = (i + std::uniform_real_distribution<double>(0, 1)(random)) / 20 * 1.3 * run_s;
+    {
+      RunningProgram run(POSGEOM_BINARY, variant("24", s / "out", true));
+      std::this_thread::sleep_for(std::chrono::duration<double>(at_s));
+      run.signal(SIGKILL);
+      run.wait();
+    }
+    const bool is_old = sameAs(s / "out", s / "old"), is_new = sameAs(s / "out", s / "new");
+    EXPECT_TRUE(is_old || is_new) << "killed at " << at_s << " s of " << run_s << " s: --out is neither report";
+    old_kept += is_old;
+    new_whole += is_new;
+    // The next run cleans up after the killed one: nothing but --out is left beside it.
+    const auto next = runPosgeom(variant("24", s / "out", true));
+    ASSERT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_TRUE(sameAs(s / "out", s / "new"));
+    for (const auto& e : fs::recursive_directory_iterator(s.path())) {
+      const auto n = e.path().filename().string();
+      EXPECT_EQ(n.find(".tmp."), std::string::npos) << e.path();
+      EXPECT_EQ(n.find(".posgeom-"), std::string::npos) << e.path();
+    }
+  }
+  // The kills fell both before and after the swap.
+  RecordProperty("old_kept", old_kept);
+  RecordProperty("new_whole", new_whole);
+  EXPECT_GT(old_kept, 0);
+  EXPECT_GT(new_whole, 0);
 }
 
 }  // namespace

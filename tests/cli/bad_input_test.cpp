@@ -118,7 +118,8 @@ fs::path shardState(const fs::path& dir, int i, int n, const Args& more = {}) {
                    more);
   const auto r = runPosgeom(args);
   if (r.exit_code != 0) ADD_FAILURE() << r.err;
-  return out / "state.safetensors";
+  // A stopped run's state stays in the work directory beside --out.
+  return fs::exists(out / "state.safetensors") ? out / "state.safetensors" : dir / (".s" + std::to_string(i) + ".posgeom-work/state.safetensors");
 }
 Args mergeOf(const std::vector<fs::path>& states) {
   Args args{"merge"};
@@ -152,6 +153,11 @@ std::vector<BadInput> cases() {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["n_head"] = 5; }); }));
                },
                2, "config.json: hidden size 64 is not divisible by the 5 attention heads"));
+  c.push_back(row("config-layers-beyond-checkpoint",
+               [](const fs::path& d) {
+                 return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["n_layer"] = 1000000000; }); }));
+               },
+               2, "config.json: its 1000000000 layers cannot be in the "));
   c.push_back(row("model-type-unsupported",
                [](const fs::path& d) {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["model_type"] = "t5"; }); }));
@@ -281,10 +287,30 @@ std::vector<BadInput> cases() {
                  writeFile(d / "out/notes.txt", "mine");
                  return onText(textFile(d, "a.txt", prose(500)));
                },
-               2, "out: exists and is not empty; pass --force to write into it",
+               2, "out: exists and is not empty; pass --force to replace it",
                [](const fs::path& out) { EXPECT_EQ(readFile(out / "notes.txt"), "mine"); }));
+  c.push_back(row("out-foreign-files",
+               [](const fs::path& d) {
+                 fs::create_directories(d / "out");
+                 writeFile(d / "out/summary.json", "{}");
+                 writeFile(d / "out/notes.txt", "mine");
+                 return onText(textFile(d, "a.txt", prose(500)), {"--force"});
+               },
+               2, "out: holds 'notes.txt', which is not a posgeom report's file; --force replaces a report whole",
+               [](const fs::path& out) { EXPECT_EQ(readFile(out / "notes.txt"), "mine"); }));
+  c.push_back(row("out-interrupted-state",
+               [](const fs::path& d) {
+                 const auto corpus = textFile(d, "a.txt", prose(500));
+                 const auto r = runPosgeom(onText(corpus, {"--batch-size", "2", "--stop-after", "2", "--out", (d / "out").string()}));
+                 if (r.exit_code != 0) ADD_FAILURE() << r.err;
+                 return onText(corpus);
+               },
+               2, ".out.posgeom-work: --resume ",
+               [](const fs::path& out) {
+                 EXPECT_TRUE(fs::exists(out.parent_path() / ".out.posgeom-work/state.safetensors"));  // kept
+               }));
   c.push_back(row("disk-full", [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(2000))); }, 2,
-               "out/state.safetensors: cannot write: File too large", nullptr, "64"));
+               ".out.posgeom-work/state.safetensors: cannot write: File too large", nullptr, "64"));
   c.push_back(row("memory-exceeded", [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--max-memory", "1K"}); },
                2, "but 1.0 KiB is allowed (--max-memory); not even one window fits"));
   c.push_back(row("memory-batch-too-large",
@@ -326,7 +352,7 @@ std::vector<BadInput> cases() {
                [](const fs::path& d) {
                  return with(stoppedRun(d, textFile(d, "a.txt", prose(500))), {"--seq-len", "32"});
                },
-               2, "out/state.safetensors: was saved by a run with other settings: seq_len (saved 16, now 32)"));
+               2, ".out.posgeom-work/state.safetensors: was saved by a run with other settings: seq_len (saved 16, now 32)"));
   c.push_back(row("resume-other-corpus",
                [](const fs::path& d) {
                  const auto corpus = textFile(d, "a.txt", prose(500));
@@ -365,7 +391,7 @@ std::vector<BadInput> cases() {
                  return mergeOf({shardState(d, 0, 2, {"--batch-size", "1"}),
                                  shardState(d, 1, 2, {"--stop-after", "1", "--batch-size", "1"})});
                },
-               2, "s1/state.safetensors: is the state of a stopped pass (1 windows): finish it with analyze --resume, or merge with --partial"));
+               2, "s1.posgeom-work/state.safetensors: is the state of a stopped pass (1 windows): finish it with analyze --resume, or merge with --partial"));
   c.push_back(row("merge-missing-shard",
                [](const fs::path& d) { return mergeOf({shardState(d, 0, 3), shardState(d, 2, 3)}); }, 2,
                "merge: shard 1/3 missing (the states hold 0,2/3): give every shard's state, or --partial"));
@@ -388,6 +414,11 @@ TEST_P(BadInputRow, GetsItsDocumentedAnswer) {
   ScratchDir s;
   auto args = c.setup(s.path());
   const bool resumes = std::find(args.begin(), args.end(), "--resume") != args.end();
+  const bool saved_before = fs::exists(s / ".out.posgeom-work/state.safetensors");
+  const bool locked_before = fs::exists(s / ".out.posgeom-lock");
+  std::set<std::string> there_before;
+  if (fs::exists(s / "out"))
+    for (const auto& e : fs::directory_iterator(s / "out")) there_before.insert(e.path().filename().string());
   if (!resumes) args.insert(args.end(), {"--out", (s / "out").string()});
   args.push_back("-q");
   // A written file of more than the limit fails with EFBIG, as on a full disk.
@@ -406,8 +437,15 @@ TEST_P(BadInputRow, GetsItsDocumentedAnswer) {
     if (fs::exists(s / "out"))
       for (const auto& e : fs::directory_iterator(s / "out")) {
         const auto name = e.path().filename().string();
-        EXPECT_TRUE(name == "notes.txt" || (resumes && name == "state.safetensors")) << "left behind: " << name;
+        EXPECT_TRUE(there_before.count(name) || (resumes && name == "state.safetensors")) << "left behind: " << name;
       }
+    // Nor beside it: the lock goes with the run, the work directory with a run that saved nothing.
+    if (!locked_before) {
+      EXPECT_FALSE(fs::exists(s / ".out.posgeom-lock"));
+    }
+    if (!saved_before) {
+      EXPECT_FALSE(fs::exists(s / ".out.posgeom-work"));
+    }
   } else {
     EXPECT_TRUE(fs::exists(s / "out/summary.json"));
   }

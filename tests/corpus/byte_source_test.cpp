@@ -1,9 +1,15 @@
 #include "posgeom/corpus/byte_source.h"
 
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include <chrono>
+#include <csignal>
+#include <thread>
+
 #include "posgeom/base/error.h"
+#include "posgeom/base/stop_signals.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -66,6 +72,30 @@ TEST(ByteSource, TruncatedAndCorruptDataAreBadInputs) {
   writeFile(s / "bad.zst", zs.substr(0, zs.size() - 3));
   auto bad = corpus::openByteSource((s / "bad.zst").string());
   EXPECT_THROW(drain(*bad), InputError);
+}
+
+// A pipe whose writer stays but gives nothing: the wait ends on a stop signal (it used to
+// ignore the first SIGTERM, the run waiting for ever).
+TEST(ByteSource, AStopSignalEndsTheWaitOnASilentPipe) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  const StopSignals signals;
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::raise(SIGTERM);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    corpus::openByteSource("/proc/self/fd/" + std::to_string(ends[0]));
+    ADD_FAILURE() << "the read returned";
+  } catch (const RunStopped& e) {
+    EXPECT_EQ(e.exitCode(), 128 + SIGTERM);
+    EXPECT_NE(std::string(e.what()).find("SIGTERM while waiting for /proc/self/fd/"), std::string::npos) << e.what();
+  }
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ::close(ends[0]);
+  ::close(ends[1]);
 }
 
 TEST(ByteSource, EmptyAndMissingFiles) {

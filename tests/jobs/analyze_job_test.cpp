@@ -102,6 +102,21 @@ TEST(AnalyzeJob, TimingsNameEveryStage) {
   EXPECT_GT(summaryOf(job.out)["timings"].value("heads_s", -1.0), 0);
 }
 
+// What was asked and what ran: --batch-size 0 (auto) ran with some batch, recorded beside it.
+TEST(AnalyzeJob, TheSummaryRecordsTheEffectiveValuesBesideTheRequestedOnes) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  auto job = randomTokenRun("tiny-gpt2", 6, 16, s / "r");
+  job.batch_size = 0;
+  jobs::runAnalyzeJob(job);
+  const auto summary = summaryOf(job.out);
+  EXPECT_EQ(summary["batch_size"], 0);
+  EXPECT_GE(summary["effective"]["batch_size"].get<int64_t>(), 1);
+  EXPECT_LE(summary["effective"]["batch_size"].get<int64_t>(), 6);  // never more windows than asked for
+  EXPECT_GE(summary["effective"]["threads"].get<int64_t>(), 1);
+  EXPECT_EQ(summary["data"]["windows"], 6);
+}
+
 TEST(AnalyzeJob, BadSettingsAreBadInputs) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
   ScratchDir s;

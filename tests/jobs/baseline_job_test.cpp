@@ -39,5 +39,18 @@ TEST(BaselineJob, OddDimensionsAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(s / "b"));
 }
 
+// Far too large for memory: refused before the embedding is made (used to be bad_alloc).
+TEST(BaselineJob, ABaselineBeyondTheMemoryIsRefusedFirst) {
+  ScratchDir s;
+  try {
+    jobs::runSinusoidalBaseline(int64_t{1} << 24, int64_t{1} << 20, s / "b", {});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("baseline: --dim 16777216 and --seq-len 1048576 need about "), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(s / "b"));
+}
+
 }  // namespace
 }  // namespace posgeom::testing

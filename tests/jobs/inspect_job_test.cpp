@@ -1,5 +1,8 @@
 #include "posgeom/jobs/inspect_job.h"
 
+#include <nlohmann/json.hpp>
+
+#include "posgeom/base/error.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -25,6 +28,24 @@ TEST(Inspect, TextNamesTheEssentials) {
   EXPECT_NE(text.find("BLOOM model"), std::string::npos);
   EXPECT_NE(text.find("ALiBi, no fixed maximum"), std::string::npos);
   EXPECT_NE(text.find("6 (6 key/value, head dim 12)"), std::string::npos);
+}
+
+// A layer count the checkpoint cannot hold is refused before the tensor list is sized
+// from it (it used to allocate for minutes).
+TEST(Inspect, ALayerCountBeyondTheCheckpointIsBadInput) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const auto model = copyFixtureModel("tiny-gpt2", s.path());
+  auto config = nlohmann::json::parse(readFile(model / "config.json"));
+  config["n_layer"] = 1000000000;
+  writeFile(model / "config.json", config.dump());
+  try {
+    jobs::inspectModel(model.string());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: its 1000000000 layers cannot be in the "), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -101,5 +101,28 @@ TEST(RandomCheckpoint, RejectsImpossibleShapes) {
   EXPECT_FALSE(std::filesystem::exists(s / "odd"));
 }
 
+// Far too large: refused before anything is written (it used to end in bad_alloc, exit 3,
+// with an empty directory left), naming what does not fit.
+TEST(RandomCheckpoint, ACheckpointTheMachineCannotHoldIsRefusedFirst) {
+  ScratchDir s;
+  auto message = [&](const model::RandomCheckpointSpec& spec) {
+    try {
+      model::writeRandomCheckpoint(spec, s / "huge/m");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("written");
+  };
+  model::RandomCheckpointSpec wide;
+  wide.hidden_size = 1 << 20;
+  wide.heads = 1 << 10;
+  wide.vocab_size = 1 << 20;  // the embedding alone: 2^40 values, 4 TiB
+  EXPECT_NE(message(wide).find("random-model: the checkpoint would take "), std::string::npos) << message(wide);
+  model::RandomCheckpointSpec deep;
+  deep.layers = 1000000000;
+  EXPECT_EQ(message(deep), "--layers: 1000000000 is more than 4096");
+  EXPECT_FALSE(std::filesystem::exists(s / "huge"));
+}
+
 }  // namespace
 }  // namespace posgeom::testing

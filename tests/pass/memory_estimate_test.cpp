@@ -56,17 +56,6 @@ TEST(MemoryEstimate, LargestBatchIsTheLastThatFits) {
   EXPECT_EQ(pass::largestBatchWithin(config, 124'000'000, s, total(1) - 1), 0);
 }
 
-TEST(MemoryEstimate, SizesParseAndPrint) {
-  EXPECT_EQ(pass::parseByteSize("123", "x"), 123);
-  EXPECT_EQ(pass::parseByteSize("800M", "x"), 800LL << 20);
-  EXPECT_EQ(pass::parseByteSize("16G", "x"), 16LL << 30);
-  EXPECT_EQ(pass::parseByteSize("1.5GiB", "x"), 3LL << 29);
-  EXPECT_EQ(pass::parseByteSize("2kb", "x"), 2048);
-  for (const char* bad : {"", "G", "-1G", "12Q", "1e30T", "0"}) EXPECT_THROW(pass::parseByteSize(bad, "x"), InputError) << bad;
-  EXPECT_EQ(pass::formatBytes(512), "512 B");
-  EXPECT_EQ(pass::formatBytes(3LL << 29), "1.5 GiB");
-}
-
 TEST(MemoryEstimate, TheCpuHasSomeMemoryAvailable) {
   const auto cpu = pass::availableMemory(runtime::DeviceSpec{});
   ASSERT_TRUE(cpu.has_value());

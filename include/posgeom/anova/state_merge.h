@@ -14,7 +14,8 @@ namespace posgeom::anova {
 // The first setting in which two runs' numbers differ ("" when none), as
 // "seq_len (<a_label> 16, <b_label> 32)". Paths are not identity: the model and the corpus
 // are compared by their content fingerprints, never by "model" or "corpus"; "data",
-// "timings", "shard" and "coverage" say how much a state holds, not what it computes.
+// "timings", "shard", "coverage" and "effective" say how much a state holds and what
+// posgeom chose for the machine, not what it computes.
 std::string settingsDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& a_label,
                                const std::string& b_label);
 

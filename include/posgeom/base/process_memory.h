@@ -1,9 +1,14 @@
 #pragma once
-// The process's own resident memory (Linux /proc), for benchmarks.
+// The process's own resident memory (Linux /proc), for benchmarks, and what the machine
+// has left for it.
 #include <cstdint>
+#include <optional>
 
 namespace posgeom {
 
+// Bytes the machine can still give this process: MemAvailable, or the container's
+// (cgroup's) room where that is less; nullopt where neither can be read.
+std::optional<int64_t> availableHostMemory();
 // The peak resident set size so far (VmHWM), in bytes; 0 where it cannot be read.
 int64_t peakResidentBytes();
 // Returns freed heap memory to the system (glibc malloc_trim), so that the resident size

@@ -21,4 +21,8 @@ class StopSignals {
   struct sigaction previous_term_ {};
 };
 
+// The stop signal a live StopSignals received (0: none, or no StopSignals), for waits
+// outside the pass's loop: a read from a pipe that gives no data must end on it too.
+int stopSignalReceived();
+
 }  // namespace posgeom

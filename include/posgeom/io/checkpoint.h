@@ -1,7 +1,9 @@
 #pragma once
 // The weight tensors of one Hugging Face model directory, across its files.
 #include <filesystem>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,11 @@ class Checkpoint {
 // A sharded checkpoint's index (model.safetensors.index.json or pytorch_model.bin.index.json):
 // shard file name -> the tensors it holds. Shard names may not leave the directory.
 std::map<std::string, std::vector<std::string>> readShardIndex(const std::filesystem::path& index_path);
+
+// How many tensors a directory's safetensors checkpoint names: its index's weight map, or
+// the keys of model.safetensors's header. Reads the header only (no data, no checks of
+// it: a damaged file is the loader's to report); nullopt without a readable one.
+std::optional<int64_t> countCheckpointTensors(const std::filesystem::path& dir);
 
 // The conversion hint given wherever a pytorch_model.bin cannot be read.
 std::string pytorchBinConversionHint();

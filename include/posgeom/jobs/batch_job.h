@@ -40,10 +40,13 @@ Sweep readSweep(const std::filesystem::path& config);
 using JobFactory = std::function<pass::AnalyzeOptions(const SweepRun& run)>;
 
 struct RunOutcome {
-  std::string status;   // ok, skipped (a model or corpus is not available, or bad input), failed
+  // ok; kept (its report from an earlier run, without --force); skipped (a model or corpus
+  // is not available, or bad input); failed
+  std::string status;
   std::string message;
   std::optional<bool> check_passed;  // with a reference
   std::string check_summary;
+  bool ran() const { return status == "ok" || status == "kept"; }
 };
 
 // Runs every run into <out>/<name>, then writes <out>/table.csv (long form: model, corpus,
@@ -54,13 +57,21 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
 struct BatchJob {
   std::filesystem::path config;
   std::filesystem::path out;  // empty: the config's `out`
-  bool force = false;         // write into run directories that are not empty (a sweep run again)
+  bool force = false;         // run again the runs that already have a report (else they are kept)
 };
 
 struct BatchSummary {
-  std::size_t runs = 0, completed = 0;  // completed: ran, and passed its check where it has one
+  std::size_t runs = 0;
+  std::size_t ran = 0;      // have a report: ran now, or kept from an earlier run
+  std::size_t kept = 0;     // of those, kept
+  std::size_t skipped = 0, failed = 0;
+  std::size_t checked = 0;  // had a reference
+  std::size_t moved = 0;    // of those, did not match it
   std::filesystem::path table;
-  bool allPassed() const { return completed == runs; }
+  bool allPassed() const { return ran == runs && moved == 0; }
+  // "4 of 8 runs have a report (1 kept from an earlier run); 3 of 4 checked runs matched
+  // their reference; 4 skipped (see <table>)"
+  std::string line() const;
 };
 
 // Reads the sweep, parses every run's options first (a misspelt one fails before any run),

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "posgeom/base/byte_size.h"
 #include "posgeom/model/model_config.h"
 #include "posgeom/runtime/device.h"
 
@@ -45,8 +46,5 @@ int64_t preferredBatch(const runtime::DeviceSpec& device, int64_t seq_len);
 // runtime's free memory for a GPU; nullopt where it cannot be told.
 std::optional<int64_t> availableMemory(const runtime::DeviceSpec& device);
 
-// "800M", "8G", "1.5GiB", "123456" (bytes); throws InputError naming `where`.
-int64_t parseByteSize(const std::string& text, const std::string& where);
-std::string formatBytes(int64_t bytes);
 
 }  // namespace posgeom::pass

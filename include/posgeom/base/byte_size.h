@@ -1,0 +1,13 @@
+#pragma once
+// Sizes in bytes as people write and read them: options (--max-memory 16G) and messages.
+#include <cstdint>
+#include <string>
+
+namespace posgeom {
+
+// "800M", "8G", "1.5GiB", "123456" (bytes); throws InputError naming `where`.
+int64_t parseByteSize(const std::string& text, const std::string& where);
+// "512 B", "1.5 GiB"
+std::string formatBytes(int64_t bytes);
+
+}  // namespace posgeom
