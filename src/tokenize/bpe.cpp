@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "posgeom/base/error.h"
+#include "posgeom/tokenize/pre_tokenizer.h"
 #include "posgeom/tokenize/unicode.h"
 
 namespace posgeom::tokenize {
@@ -15,6 +16,7 @@ BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges, BpeOptions options,
                    const std::string& where)
     : vocab_(std::move(vocab)), options_(std::move(options)) {
+  if (vocab_.empty()) throw InputError(where, "the vocabulary is empty: no text can be tokenized");
   for (const auto& [token, id] : vocab_) vocab_size_ = std::max<int64_t>(vocab_size_, int64_t{id} + 1);
   int32_t rank = 0;
   for (const auto& [left, right] : merges) {
@@ -37,6 +39,20 @@ BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
       byte_ids_[static_cast<size_t>(b)] = it->second;
     }
   }
+}
+
+void BpeModel::requireEveryByteSymbol(const std::string& where) const {
+  if (unk_id_ || options_.byte_fallback) return;
+  int missing = 0, first = -1;
+  for (int b = 0; b < 256; ++b)
+    if (!vocab_.count(byteToUnicode()[static_cast<std::size_t>(b)])) missing += 1, first = first < 0 ? b : first;
+  if (missing == 0) return;
+  char byte[8];
+  std::snprintf(byte, sizeof(byte), "0x%02x", first);
+  throw InputError(where, "the byte-level vocabulary has no token for " + std::to_string(missing) +
+                              " of the 256 bytes (the first: byte " + byte + ", '" +
+                              byteToUnicode()[static_cast<std::size_t>(first)] +
+                              "'), and no unknown token: text holding them would lose them");
 }
 
 std::optional<int32_t> BpeModel::idOf(const std::string& token) const {

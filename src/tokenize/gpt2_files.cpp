@@ -32,6 +32,7 @@ std::unique_ptr<Tokenizer> loadGpt2Files(const std::filesystem::path& vocab_json
     merges.emplace_back(line.substr(0, space), line.substr(space + 1));
   }
   auto bpe = std::make_shared<BpeModel>(std::move(vocab), merges, BpeOptions{}, merges_txt.string());
+  bpe->requireEveryByteSymbol(vocab_json.string());
   Pipeline p;
   p.description = "GPT-2 byte-level BPE (vocab.json + merges.txt)";
   p.pre_tokenizer = byteLevelPreTokenizer(false, std::make_shared<Regex>(kGpt2SplitPattern, "GPT-2 pattern"));

@@ -150,6 +150,7 @@ class Parser {
       options.byte_fallback = m.value("byte_fallback", false);
       options.ignore_merges = m.value("ignore_merges", false);
       auto bpe = std::make_shared<BpeModel>(vocabOf(m), merges, options, where_);
+      if (p.byte_level) bpe->requireEveryByteSymbol(where_);
       p.model = [bpe](std::string_view w, std::vector<int32_t>& out, EncodeStats& s) { bpe->encode(w, out, s); };
       p.model_vocab_size = bpe->vocabSize();
       p.description = std::string(p.byte_level ? "byte-level BPE" : "BPE") +

@@ -226,6 +226,22 @@ std::vector<BadInput> cases() {
                  return onText(textFile(d, "a.txt", prose(500)), {"--model", (d / "m").string()});
                },
                2, "m/tokenizer.json: invalid JSON at byte"));
+  c.push_back(row("tokenizer-byte-tokens-missing",
+               [](const fs::path& d) {
+                 fs::create_directories(d / "tok");
+                 writeFile(d / "tok/vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
+                 writeFile(d / "tok/merges.txt", "#version: 0.2\na b\n");
+                 return onText(textFile(d, "a.txt", prose(500)), {"--tokenizer", (d / "tok").string()});
+               },
+               2, "vocab.json: the byte-level vocabulary has no token for 254 of the 256 bytes (the first: byte 0x00"));
+  c.push_back(row("tokenizer-empty-vocabulary",
+               [](const fs::path& d) {
+                 fs::create_directories(d / "tok");
+                 writeFile(d / "tok/vocab.json", "{}");
+                 writeFile(d / "tok/merges.txt", "#version: 0.2\n");
+                 return onText(textFile(d, "a.txt", prose(500)), {"--tokenizer", (d / "tok").string()});
+               },
+               2, "merges.txt: the vocabulary is empty: no text can be tokenized"));
   c.push_back(row("tokenizer-vocab-mismatch",
                [](const fs::path& d) {
                  return onText(textFile(d, "a.txt", prose(500)), {"--tokenizer", (sharedDir() / "data/tokenizers/gpt2").string()});

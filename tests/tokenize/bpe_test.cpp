@@ -1,6 +1,7 @@
 #include "posgeom/tokenize/bpe.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/tokenize/pre_tokenizer.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -54,6 +55,30 @@ TEST(Bpe, IgnoreMergesTakesWholeWords) {
 
 TEST(Bpe, MergeWithUnknownTokenIsABadInput) {
   EXPECT_THROW(BpeModel({{"a", 0}}, {{"a", "z"}}, {}, "t"), InputError);
+}
+
+TEST(Bpe, AnEmptyVocabularyIsBadInput) { EXPECT_THROW(BpeModel({}, {}, {}, "t"), InputError); }
+
+// Byte-level: all 256 byte symbols, or an unknown token to stand for a missing one.
+TEST(Bpe, ByteLevelVocabulariesNeedEveryByteOrAnUnknownToken) {
+  std::unordered_map<std::string, int32_t> all;
+  for (const auto& symbol : byteToUnicode()) all.emplace(symbol, static_cast<int32_t>(all.size()));
+  EXPECT_NO_THROW(BpeModel(all, {}, {}, "t").requireEveryByteSymbol("t"));
+  auto missing = all;
+  missing.erase(byteToUnicode()[0x41]);  // 'A'
+  try {
+    BpeModel(missing, {}, {}, "t").requireEveryByteSymbol("vocab.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("vocab.json: the byte-level vocabulary has no token for 1 of the 256 bytes "
+                                         "(the first: byte 0x41, 'A')"),
+              std::string::npos)
+        << e.what();
+  }
+  BpeOptions with_unk;
+  missing.emplace("<unk>", 999);
+  with_unk.unk_token = "<unk>";
+  EXPECT_NO_THROW(BpeModel(missing, {}, with_unk, "t").requireEveryByteSymbol("t"));
 }
 
 }  // namespace

@@ -29,6 +29,10 @@ class BpeModel {
   void encode(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const;
   int64_t vocabSize() const { return vocab_size_; }
   std::optional<int32_t> idOf(const std::string& token) const;
+  // Under a byte-level pre-tokenizer every byte is a symbol of its own: without an unknown
+  // token or byte fallback, a byte with no token would be dropped from the text without a
+  // word. InputError naming `where` and the first such byte.
+  void requireEveryByteSymbol(const std::string& where) const;
 
  private:
   void encodeUncached(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const;
