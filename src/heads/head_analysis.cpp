@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -122,6 +123,10 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.qk_shares = sampled.qk_shares;
   r.qk_energy_pos = positionalEnergyShare(maps, subspace);
   r.qk_rank = subspace.cols();
+  r.kernel_tv = sampled.samples > 0 ? meanRowTv(sampled.attention, kernel, settings.skip)
+                                    : std::numeric_limits<double>::quiet_NaN();
+  r.equivariance_tv = translationEquivarianceTv(kernel, settings);
+  r.kernel_query_spread = sampled.kernel_spread;
   r.attention_keys90 = sampled.keys90;
   r.attention_entropy = sampled.entropy;
   r.qk_maps = std::move(sampled.maps);

@@ -1,6 +1,8 @@
 #include "posgeom/heads/positional_kernel.h"
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "head_math.h"
 
@@ -46,6 +48,33 @@ int64_t window90(const Eigen::MatrixXd& kernel, Eigen::Index n) {
     if (kernel.row(n).segment(lo, hi - lo + 1).sum() >= 0.9 - 1e-12) return w;
   }
   return kernel.cols();
+}
+
+double translationEquivarianceTv(const Eigen::MatrixXd& kernel, const KernelSettings& settings) {
+  const Eigen::Index t = kernel.rows();
+  if (t == 0 || settings.skip >= t) return std::numeric_limits<double>::quiet_NaN();
+  const Eigen::Index depth = std::max<Eigen::Index>(1, detail::keyRange(t - 1, t, settings).count / 2);
+  const Eigen::Index lo = settings.causal ? 0 : -(depth - 1), hi = depth - 1;
+  std::vector<Eigen::VectorXd> profiles;  // of the queries whose keys cover every offset, in order
+  for (Eigen::Index n = settings.skip; n < t; ++n) {
+    const auto keys = detail::keyRange(n, t, settings);
+    if (n - hi < keys.first || n - lo > keys.first + keys.count - 1) continue;
+    Eigen::VectorXd p(hi - lo + 1);
+    for (Eigen::Index delta = lo; delta <= hi; ++delta) p[delta - lo] = kernel(n, n - delta);
+    const double mass = p.sum();
+    if (mass > 0) profiles.push_back(p / mass);
+  }
+  if (profiles.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  double total = 0;
+  for (std::size_t i = 0; i + 1 < profiles.size(); ++i) total += 0.5 * (profiles[i] - profiles.back()).cwiseAbs().sum();
+  return total / static_cast<double>(profiles.size() - 1);
+}
+
+double meanRowTv(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, Eigen::Index first_query) {
+  if (first_query >= a.rows()) return std::numeric_limits<double>::quiet_NaN();
+  double total = 0;
+  for (Eigen::Index n = first_query; n < a.rows(); ++n) total += 0.5 * (a.row(n) - b.row(n)).cwiseAbs().sum();
+  return total / static_cast<double>(a.rows() - first_query);
 }
 
 std::string classify(double etc, int64_t keys, const ClassThresholds& t) {

@@ -160,7 +160,10 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);
   keyQueryDots(k_pos, q_pos, s, pos_pos);
-  Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t);  // [key, query]
+  // [key, query]: the sampled-query kernel, its square (for the spread across samples) and
+  // the actual attention, each summed over the samples
+  Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t), kernel_sq_t = Eigen::MatrixXd::Zero(t, t);
+  Eigen::MatrixXd attention_t = Eigen::MatrixXd::Zero(t, t);
   Eigen::MatrixXd log_z(out.samples, t);
   std::array<double, 4> energy{};
   double keys90_sum = 0, entropy_sum = 0;
@@ -192,6 +195,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
       detail::finishLogits(logits, n, keys, scale, s);
       detail::softmaxInPlace(logits);
       kernel_t.col(n).segment(keys.first, keys.count) += logits;
+      kernel_sq_t.col(n).segment(keys.first, keys.count) += logits.cwiseAbs2();
 
       logits = pp + pc + cp + cc;
       detail::finishLogits(logits, n, keys, scale, s);
@@ -206,13 +210,23 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
       const auto softmax = detail::softmaxWithEntropy(logits);
       log_z(c, n) = softmax.log_normaliser;
       if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
+      attention_t.col(n).segment(keys.first, keys.count) += logits;
       entropy_sum += softmax.entropy;
       auto weights = scratch.head(keys.count);
       weights = logits;
       keys90_sum += static_cast<double>(keysHoldingInPlace(weights, 0.9));
     }
   }
-  out.kernel = kernel_t.transpose() / static_cast<double>(out.samples);
+  const double samples = static_cast<double>(out.samples);
+  out.kernel = kernel_t.transpose() / samples;
+  out.attention = attention_t.transpose() / samples;
+  if (out.samples >= 2) {
+    // std over samples from the sums: sqrt(E[K^2] - E[K]^2), clamped against rounding below 0
+    const Eigen::MatrixXd spread = (kernel_sq_t.transpose() / samples - out.kernel.cwiseAbs2()).cwiseMax(0.0).cwiseSqrt();
+    double total = 0;
+    for (Eigen::Index n = s.skip; n < t; ++n) total += 0.5 * spread.row(n).sum();
+    out.kernel_spread = total / static_cast<double>(t - s.skip);
+  }
   const double queries = static_cast<double>(out.samples * (t - s.skip));
   out.keys90 = keys90_sum / queries;
   out.entropy = entropy_sum / queries;

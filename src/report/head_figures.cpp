@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "posgeom/heads/sampled_attention.h"
@@ -24,21 +25,44 @@ std::vector<double> shortened(const Eigen::VectorXd& v, Eigen::Index points) {
 
 }  // namespace
 
-std::string etcMapFigure(const std::vector<heads::HeadReport>& heads) {
+namespace {
+
+// One number of every head as a block x head heatmap (NaN cells left empty).
+std::string headGridFigure(const std::vector<heads::HeadReport>& heads, const std::function<double(const heads::HeadReport&)>& value,
+                           const std::string& id, const std::string& title, const std::string& caption,
+                           const std::string& legend) {
   if (heads.empty()) return "";
   int64_t first = heads.front().block, last = first, width = 0;
   for (const auto& h : heads) first = std::min(first, h.block), last = std::max(last, h.block), width = std::max(width, h.head + 1);
   Eigen::MatrixXd map = Eigen::MatrixXd::Constant(last - first + 1, width, NAN);
-  for (const auto& h : heads) map(h.block - first, h.head) = std::sqrt(h.etc);
+  for (const auto& h : heads) map(h.block - first, h.head) = value(h);
   const double side = std::max<double>(static_cast<double>(width) * 12, 200);
-  PlotFrame frame{"sqrt(ETC) of every head", "head", "block", static_cast<int>(std::min(side, 900.0)) + 110,
+  PlotFrame frame{title, "head", "block", static_cast<int>(std::min(side, 900.0)) + 110,
                   static_cast<int>(std::clamp(static_cast<double>(map.rows()) * 14, 160.0, 520.0)) + 60};
-  return figureElement("fig-etc",
-                       "Square root of the Effective Token Count of each head's positional kernel at the last position: dark "
-                       "cells are local heads that attend to a few nearby tokens, bright cells spread attention over many.",
+  return figureElement(id, caption,
                        {heatmapSvg(map, ColorScale::fit(map, ColorMap::kSequential), frame,
                                    {-0.5, static_cast<double>(width) - 0.5, false},
-                                   {static_cast<double>(first) - 0.5, static_cast<double>(last) + 0.5, false}, "sqrt(ETC)", 256)});
+                                   {static_cast<double>(first) - 0.5, static_cast<double>(last) + 0.5, false}, legend, 256)});
+}
+
+}  // namespace
+
+std::string etcMapFigure(const std::vector<heads::HeadReport>& heads) {
+  return headGridFigure(
+      heads, [](const heads::HeadReport& h) { return std::sqrt(h.etc); }, "fig-etc", "sqrt(ETC) of every head",
+      "Square root of the Effective Token Count of each head's positional kernel at the last position: dark "
+      "cells are local heads that attend to a few nearby tokens, bright cells spread attention over many.",
+      "sqrt(ETC)");
+}
+
+std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads) {
+  return headGridFigure(
+      heads, [](const heads::HeadReport& h) { return h.kernel_tv; }, "fig-kernel-tv",
+      "How far the attention is from the kernel (kernel_tv)",
+      "Mean over queries of the total-variation distance between each head's actual attention on the sampled "
+      "sequences (averaged over them) and its positional kernel: dark cells are heads whose attention the kernel "
+      "explains, bright ones attend by content.",
+      "TV");
 }
 
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads) {

@@ -52,7 +52,8 @@ std::string jsonTableCsv(const nlohmann::json& rows, const std::vector<std::stri
 const std::vector<std::string> kHeadColumns{
     "block",          "head",           "etc",       "keys",          "class",         "window90",
     "etc_mean_query", "denominator_cv", "contextual", "qk_share_pos_pos", "qk_share_pos_cvec", "qk_share_cvec_pos",
-    "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "samples"};
+    "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "kernel_tv",
+    "equivariance_tv", "kernel_query_spread", "samples"};
 
 }  // namespace
 
@@ -146,6 +147,9 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
                       {"qk_rank", h.qk_rank},
                       {"attention_keys90", finiteOrNull(h.attention_keys90)},
                       {"attention_entropy", finiteOrNull(h.attention_entropy)},
+                      {"kernel_tv", finiteOrNull(h.kernel_tv)},
+                      {"equivariance_tv", finiteOrNull(h.equivariance_tv)},
+                      {"kernel_query_spread", finiteOrNull(h.kernel_query_spread)},
                       {"samples", h.samples}});
     out["heads"] = std::move(list);
   }

@@ -1,6 +1,7 @@
 #include "posgeom/heads/positional_kernel.h"
 
 #include <cmath>
+#include <functional>
 
 #include "test_support.h"
 
@@ -74,6 +75,52 @@ TEST(PositionalKernel, WindowAndClasses) {
   k.row(3) << 0.05, 0.05, 0.1, 0.8;
   EXPECT_EQ(window90(k, 3), 1);
   EXPECT_EQ(classify(30, 100, {}), "slow-decay");
+}
+
+// A causal kernel K_n(i) = w(i) / sum_{j <= n} w(j) over the keys a query sees.
+Eigen::MatrixXd causalKernel(int t, const std::function<double(int n, int i)>& weight) {
+  Eigen::MatrixXd k = Eigen::MatrixXd::Zero(t, t);
+  for (int n = 0; n < t; ++n) {
+    for (int i = 0; i <= n; ++i) k(n, i) = weight(n, i);
+    k.row(n) /= k.row(n).sum();
+  }
+  return k;
+}
+
+TEST(PositionalKernel, AKernelOfTheOffsetAloneIsTranslationEquivariant) {
+  KernelSettings s;
+  s.skip = 0;  // causal, every key
+  const auto toeplitz = causalKernel(20, [](int n, int i) { return std::exp(-0.3 * (n - i)); });
+  EXPECT_NEAR(translationEquivarianceTv(toeplitz, s), 0.0, 1e-12);
+}
+
+// Weights that grow with the key's absolute position: every query's offset profile differs.
+// The score by hand: D = 10 offsets (half the last query's 20 keys), queries 9..19, each
+// profile p_n(δ) ∝ n − δ + 1 compared with the last's.
+TEST(PositionalKernel, AKernelOfTheAbsolutePositionIsNot) {
+  KernelSettings s;
+  s.skip = 0;
+  const int t = 20, depth = 10;
+  const auto absolute = causalKernel(t, [](int, int i) { return i + 1.0; });
+  auto profile = [&](int n) {
+    Eigen::VectorXd p(depth);
+    for (int delta = 0; delta < depth; ++delta) p[delta] = n - delta + 1.0;
+    return Eigen::VectorXd(p / p.sum());
+  };
+  double expected = 0;
+  for (int n = depth - 1; n < t - 1; ++n) expected += 0.5 * (profile(n) - profile(t - 1)).cwiseAbs().sum() / (t - depth);
+  EXPECT_NEAR(translationEquivarianceTv(absolute, s), expected, 1e-12);
+  EXPECT_GT(expected, 0.05);
+  // A single query has nothing to compare with.
+  EXPECT_TRUE(std::isnan(translationEquivarianceTv(causalKernel(1, [](int, int) { return 1.0; }), s)));
+}
+
+TEST(PositionalKernel, MeanRowTvFromTheDefinition) {
+  Eigen::MatrixXd a(3, 2), b(3, 2);
+  a << 0, 0, 1, 0, 0.5, 0.5;
+  b << 0, 0, 0, 1, 0.25, 0.75;
+  EXPECT_NEAR(meanRowTv(a, b, 1), (1.0 + 0.25) / 2, 1e-15);  // rows 1 and 2
+  EXPECT_NEAR(meanRowTv(a, a, 0), 0.0, 1e-15);
 }
 
 }  // namespace

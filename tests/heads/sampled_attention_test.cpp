@@ -31,6 +31,9 @@ TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
     const Eigen::MatrixXd kernel = positionalKernel(head, means, s);
     EXPECT_EQ(sampled.samples, 3);
     EXPECT_LT((sampled.kernel - kernel).cwiseAbs().maxCoeff(), 1e-12);
+    // Constant content: the attention is the kernel, and no sample's query differs.
+    EXPECT_LT((sampled.attention - kernel).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_NEAR(sampled.kernel_spread, 0.0, 1e-7);
     EXPECT_NEAR(sampled.denominator_cv, 0.0, 1e-12);  // every context alike
     EXPECT_NEAR(sampled.qk_shares[0], 1.0, 1e-15);    // no cvec at all
     double entropy = 0, keys90 = 0;
@@ -74,26 +77,37 @@ TEST(SampledAttention, SharesKernelAndDenominatorSpreadByHand) {
     s.skip = skip;
     s.causal = causal;
     const auto sampled = sampleAttention(head, means, stack(seqs), s);
-    double energy[4] = {0, 0, 0, 0}, cv = 0;
-    Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t);
+    double energy[4] = {0, 0, 0, 0}, cv = 0, spread = 0;
+    Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t), attention = Eigen::MatrixXd::Zero(t, t);
     for (int n = skip; n < t; ++n) {
       double z[3];
+      std::vector<Eigen::VectorXd> sample_kernels;  // K^c_n over all keys, for the spread
       const int last = causal ? n : t - 1;
       for (int c = 0; c < 3; ++c) {
         const Eigen::VectorXd qp = head.wq * means.row(n).transpose() + head.bq,
                               qc = head.wq * (seqs[c].row(n) - means.row(n)).transpose();
         z[c] = 0;
-        Eigen::VectorXd kernel_logits = Eigen::VectorXd::Zero(t);
+        Eigen::VectorXd kernel_logits = Eigen::VectorXd::Zero(t), logits = Eigen::VectorXd::Zero(t);
         for (int i = skip; i <= last; ++i) {
           const Eigen::VectorXd kp = head.wk * means.row(i).transpose(), kc = head.wk * (seqs[c].row(i) - means.row(i)).transpose();
           const double parts[4] = {qp.dot(kp), qp.dot(kc), qc.dot(kp), qc.dot(kc)};
           for (int j = 0; j < 4; ++j) energy[j] += parts[j] * parts[j];
           z[c] += std::exp((parts[0] + parts[1] + parts[2] + parts[3]) / std::sqrt(2.0));
           kernel_logits[i] = (parts[0] + parts[2]) / std::sqrt(2.0);  // sampled query, mean key
+          logits[i] = (parts[0] + parts[1] + parts[2] + parts[3]) / std::sqrt(2.0);  // the real attention
         }
         const Eigen::VectorXd weights = kernel_logits.segment(skip, last - skip + 1).array().exp();
         kernel.row(n).segment(skip, last - skip + 1) += weights.transpose() / weights.sum() / 3.0;
+        sample_kernels.push_back(Eigen::VectorXd::Zero(t));
+        sample_kernels.back().segment(skip, last - skip + 1) = weights / weights.sum();
+        const Eigen::VectorXd real = logits.segment(skip, last - skip + 1).array().exp();
+        attention.row(n).segment(skip, last - skip + 1) += real.transpose() / real.sum() / 3.0;
       }
+      // The spread: half the summed standard deviation (over the 3 samples) of each key's weight.
+      const Eigen::VectorXd mean_kernel = (sample_kernels[0] + sample_kernels[1] + sample_kernels[2]) / 3.0;
+      Eigen::VectorXd variance = Eigen::VectorXd::Zero(t);
+      for (const auto& k : sample_kernels) variance += (k - mean_kernel).cwiseAbs2() / 3.0;
+      spread += 0.5 * variance.cwiseSqrt().sum() / (t - skip);
       const double mean = (z[0] + z[1] + z[2]) / 3;
       const double var = ((z[0] - mean) * (z[0] - mean) + (z[1] - mean) * (z[1] - mean) + (z[2] - mean) * (z[2] - mean)) / 3;
       cv += std::sqrt(var) / mean / (t - skip);
@@ -103,6 +117,9 @@ TEST(SampledAttention, SharesKernelAndDenominatorSpreadByHand) {
     EXPECT_NEAR(sampled.denominator_cv, cv, 1e-12) << t;
     EXPECT_GT(cv, 0.01);
     EXPECT_LT((sampled.kernel - kernel).cwiseAbs().maxCoeff(), 1e-12) << t;
+    EXPECT_LT((sampled.attention - attention).cwiseAbs().maxCoeff(), 1e-12) << t;
+    EXPECT_NEAR(sampled.kernel_spread, spread, 1e-9) << t;
+    EXPECT_GT(spread, 1e-3) << t;  // random contexts: the kernel does depend on them
   }
 }
 
@@ -111,6 +128,7 @@ TEST(SampledAttention, OneSampleHasNoSpreadAndNoneHasNothing) {
   KernelSettings s;
   s.skip = 1;
   EXPECT_TRUE(std::isnan(sampleAttention(randomHead(2, 4), means, means, s).denominator_cv));
+  EXPECT_TRUE(std::isnan(sampleAttention(randomHead(2, 4), means, means, s).kernel_spread));
   const auto none = sampleAttention(randomHead(2, 4), means, Eigen::MatrixXd(0, 4), s);
   EXPECT_EQ(none.samples, 0);
   EXPECT_TRUE(std::isnan(none.entropy));

@@ -24,6 +24,10 @@ TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
   EXPECT_NE(qk.find("L0H0 cvec_pos"), std::string::npos);
   EXPECT_EQ(report::qkMapsFigure(sampleHeads(3, 2, 10, 0)), "");  // none asked for
   EXPECT_EQ(report::etcMapFigure({}), "");
+  const auto tv = report::kernelTvMapFigure(heads);
+  EXPECT_NE(tv.find("id=\"fig-kernel-tv\""), std::string::npos);
+  EXPECT_NE(tv.find("kernel_tv"), std::string::npos);
+  EXPECT_EQ(report::kernelTvMapFigure({}), "");
 }
 
 }  // namespace

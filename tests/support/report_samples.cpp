@@ -42,6 +42,9 @@ std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positi
       r.keys = positions;
       r.kind = heads::classify(r.etc, r.keys, {});
       r.etc_curve = Eigen::VectorXd::Constant(positions, r.etc);
+      r.kernel_tv = 0.05 + 0.9 * decay;  // something to draw: sharper heads further from their kernel
+      r.equivariance_tv = 0.01 * h;
+      r.kernel_query_spread = 0.02 * l;
       if (static_cast<int>(out.size()) < qk_heads)
         for (std::size_t i = 0; i < heads::qkMapNames().size(); ++i) r.qk_maps.push_back(Eigen::MatrixXd::Random(positions, positions));
       out.push_back(std::move(r));

@@ -57,6 +57,11 @@ struct HeadReport {
   int64_t qk_rank = 0;                // that subspace's dimension
   double attention_keys90 = 0;
   double attention_entropy = 0;
+  // How well the kernel explains the attention: the mean over queries of the total-variation
+  // distance between the sampled sequences' attention (averaged over them) and the kernel.
+  double kernel_tv = 0;
+  double equivariance_tv = 0;      // heads::translationEquivarianceTv of the kernel
+  double kernel_query_spread = 0;  // SampledAttention::kernel_spread
   int64_t samples = 0;
   Eigen::VectorXd etc_curve;  // ETC(n) for every position n
   Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)

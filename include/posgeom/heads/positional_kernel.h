@@ -46,6 +46,19 @@ Eigen::VectorXd effectiveTokenCount(const Eigen::MatrixXd& kernel);
 // The smallest w such that 90% of row n's mass lies within distance w of n.
 int64_t window90(const Eigen::MatrixXd& kernel, Eigen::Index n);
 
+// Translation equivariance of a kernel: how far the offset profile p_n(δ) = K_n(n − δ)
+// (renormalised over the offsets) of each query changes with n. Offsets δ = 0..D−1 for a
+// causal head (−(D−1)..D−1 for a bidirectional one), D = half the keys of the last query
+// (at least 1); the queries are those whose keys cover every offset; the score is the mean
+// total-variation distance, ½ Σ_δ |p_n(δ) − p_ref(δ)|, between each of them and the last
+// of them. 0: the kernel is a function of the offset alone. NaN with fewer than two such
+// queries.
+double translationEquivarianceTv(const Eigen::MatrixXd& kernel, const KernelSettings& settings);
+
+// Mean over the queries n >= settings.skip of the total-variation distance
+// ½ Σ_i |A_n(i) − K_n(i)| between two [T, T] row-stochastic maps (attention and kernel).
+double meanRowTv(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, Eigen::Index first_query);
+
 struct ClassThresholds {
   double local = 0.1;    // ETC below this share of the keys: local
   double uniform = 0.5;  // ETC above this share: uniform; in between: slow-decay

@@ -30,6 +30,12 @@ struct SampledAttention {
   // and the entropy of its weights in nats, both averaged over queries.
   double keys90 = std::numeric_limits<double>::quiet_NaN();
   double entropy = std::numeric_limits<double>::quiet_NaN();
+  // [T, T]: the actual attention (real queries and keys), averaged over the samples.
+  Eigen::MatrixXd attention;
+  // How much the kernel depends on the query's context: over the queries, the mean of
+  // ½ Σ_i std_c K^c_n(i), the spread across samples c of the sampled-query kernel rows
+  // (0: every sample's query gives the same kernel). NaN below 2 samples.
+  double kernel_spread = std::numeric_limits<double>::quiet_NaN();
   // When asked: the first sample's [T, T] maps (query rows, key columns), scaled logits
   // pos-pos, pos-cvec, cvec-pos, cvec-cvec, their total with the ALiBi bias, and the
   // attention; zero outside each query's keys.

@@ -1,5 +1,5 @@
 #pragma once
-// The attention-head figures: the sqrt(ETC) map over layers x heads, every head's kernel
+// The attention-head figures: the sqrt(ETC) and kernel_tv maps over layers x heads, every head's kernel
 // profile (small multiples per layer) and the QK decomposition maps of chosen heads.
 #include <string>
 #include <vector>
@@ -9,6 +9,8 @@
 namespace posgeom::report {
 
 std::string etcMapFigure(const std::vector<heads::HeadReport>& heads);
+// kernel_tv over blocks x heads: where the kernel explains the attention.
+std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads);
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads);
 // Empty when no head kept its maps.
 std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads);
