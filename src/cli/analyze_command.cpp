@@ -62,6 +62,9 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
       ->capture_default_str();
   addTypedOption(sub, "--qk-heads", o->qk_heads, heads::parseHeadList,
                  "BLOCK.HEAD,...: heads (0-based block, as in 'Head 5.1') whose QK decomposition maps the report shows");
+  sub->add_flag("--save-kernels", o->save_kernels,
+                "with --heads: every head's kernel at every query into kernels_B<b>.safetensors ([heads, T, T] float32, "
+                "8 T^2 bytes a head)");
   sub->add_option("--contextual-below", o->contextual_cv,
                   "a broad head is contextual when its softmax denominator's CV is below this")
       ->capture_default_str();

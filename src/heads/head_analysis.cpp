@@ -94,6 +94,19 @@ BlockProjections projectBlock(const BlockHeads& block, unsigned threads) {
   return p;
 }
 
+// Block means of `m` on an at most side x side grid: what a small heatmap can show.
+Eigen::MatrixXd thumbnail(const Eigen::MatrixXd& m, Eigen::Index side) {
+  const Eigen::Index rows = std::min(side, m.rows()), cols = std::min(side, m.cols());
+  Eigen::MatrixXd out(rows, cols);
+  for (Eigen::Index r = 0; r < rows; ++r)
+    for (Eigen::Index c = 0; c < cols; ++c) {
+      const Eigen::Index r0 = r * m.rows() / rows, r1 = (r + 1) * m.rows() / rows;
+      const Eigen::Index c0 = c * m.cols() / cols, c1 = (c + 1) * m.cols() / cols;
+      out(r, c) = m.block(r0, c0, r1 - r0, c1 - c0).mean();
+    }
+  return out;
+}
+
 HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions& options, const Eigen::MatrixXd& subspace,
                        const BlockProjections& projections) {
   KernelSettings settings = block.kernel[h];
@@ -116,6 +129,11 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.window90 = window90(kernel, last);
   r.kind = classify(r.etc, r.keys, options.thresholds);
   r.profile = kernel.row(last).transpose();
+  r.kernel_thumb = thumbnail(kernel, kThumbSide);
+  if (options.keep_kernels) {
+    r.kernel = kernel.cast<float>();
+    r.mean_query_kernel = mean_kernel.cast<float>();
+  }
   r.etc_mean_query = effectiveTokenCount(mean_kernel)[last];
   r.samples = sampled.samples;
   r.denominator_cv = sampled.denominator_cv;

@@ -58,7 +58,8 @@ std::string foreignEntry(const fs::path& dir) {
 bool isReportFile(const fs::path& name) {
   const auto n = name.filename().string();
   // check.txt: what `batch` writes beside a run's report
-  return n == "summary.json" || n == "report.html" || n == kStateName || n == "check.txt" || name.extension() == ".csv";
+  return n == "summary.json" || n == "report.html" || n == kStateName || n == "check.txt" || name.extension() == ".csv" ||
+         (n.rfind("kernels_B", 0) == 0 && name.extension() == ".safetensors");
 }
 
 OutputDirectory::OutputDirectory(const fs::path& out, OutMode mode)

@@ -66,6 +66,7 @@ void validateOptions(const AnalyzeOptions& o) {
   if (o.save_every < 0 || o.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
   if (o.heads && !o.activations.empty()) throw InputError("--heads", "needs the model (--model), not --activations");
   if (o.heads) headOptionsOf(o);
+  if (o.save_kernels && !o.heads) throw InputError("--save-kernels", "saves the kernels of --heads: add --heads");
   if (!o.resume.empty() && !o.activations.empty())
     throw InputError("--resume", "continues a pass through a model, not --activations");
 }
@@ -81,6 +82,7 @@ heads::HeadOptions headOptionsOf(const AnalyzeOptions& options) {
   o.subspace_k = options.report.screenot_k;
   o.subspace_strategy = options.report.screenot_strategy;
   o.qk_maps = options.qk_heads;
+  o.keep_kernels = options.save_kernels;
   return o;
 }
 

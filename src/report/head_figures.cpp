@@ -87,6 +87,31 @@ std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads) {
                        panels);
 }
 
+std::string kernelMapsFigure(const std::vector<heads::HeadReport>& heads) {
+  constexpr std::size_t kMostPanels = 64;
+  std::vector<std::string> panels;
+  Eigen::Index positions = 0;
+  for (const auto& h : heads) {
+    if (h.kernel_thumb.size() == 0 || panels.size() == kMostPanels) continue;
+    positions = std::max<Eigen::Index>(positions, h.profile.size());
+    const AxisRange axis{0, static_cast<double>(h.profile.size()), false};
+    panels.push_back(heatmapSvg(h.kernel_thumb, ColorScale::fit(h.kernel_thumb, ColorMap::kSequential),
+                                {"L" + std::to_string(h.block) + "H" + std::to_string(h.head), "key", "query"}, axis, axis,
+                                "weight", 72));
+  }
+  if (panels.empty()) return "";
+  const std::string shown = panels.size() < heads.size()
+                                ? " The first " + std::to_string(panels.size()) + " of " + std::to_string(heads.size()) +
+                                      " heads are drawn; --save-kernels writes all of them at full size."
+                                : "";
+  return figureElement("fig-kernel-maps",
+                       "Each head's positional kernel at every query (rows) over the keys (columns), averaged down to at "
+                       "most " + std::to_string(heads::kThumbSide) + " cells a side: a bright diagonal band is a local head, "
+                       "a bright first column a head that attends to the first token, an even spread a uniform head." +
+                           shown,
+                       panels);
+}
+
 std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads) {
   std::vector<std::string> panels;
   const auto& names = heads::qkMapNames();

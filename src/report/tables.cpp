@@ -7,6 +7,7 @@
 
 #include "posgeom/heads/sampled_attention.h"
 #include "posgeom/io/atomic_file.h"
+#include "posgeom/io/safetensors_writer.h"
 #include "posgeom/report/html_report.h"
 
 namespace posgeom::report {
@@ -54,6 +55,27 @@ const std::vector<std::string> kHeadColumns{
     "etc_mean_query", "denominator_cv", "contextual", "qk_share_pos_pos", "qk_share_pos_cvec", "qk_share_cvec_pos",
     "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "kernel_tv",
     "equivariance_tv", "kernel_query_spread", "samples"};
+
+// --save-kernels: a block's kernels over every query, [heads, T, T] (query rows, key
+// columns), the default kernel and the mean-query one.
+void writeKernels(const std::filesystem::path& path, const std::vector<const heads::HeadReport*>& hs) {
+  io::SafetensorsWriter w;
+  const int64_t t = hs.front()->kernel.rows();
+  const std::vector<int64_t> shape{static_cast<int64_t>(hs.size()), t, t};
+  for (const auto& [name, member] : {std::pair{"kernel", &heads::HeadReport::kernel},
+                                     std::pair{"mean_query_kernel", &heads::HeadReport::mean_query_kernel}})
+    w.addDeferred(name, io::DType::kF32, shape, [&hs, t, member = member](std::byte* out) {
+      for (std::size_t h = 0; h < hs.size(); ++h)
+        Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+            reinterpret_cast<float*>(out) + static_cast<int64_t>(h) * t * t, t, t) = (*hs[h]).*member;
+    });
+  w.setMetadata("heads", [&] {
+    std::string list;
+    for (const auto* h : hs) list += (list.empty() ? "" : ",") + std::to_string(h->head);
+    return list;
+  }());
+  w.write(path);
+}
 
 }  // namespace
 
@@ -205,6 +227,7 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
                                   matrixCsv(etc, {"head", head_labels, csvLabels("q", 0, etc.cols())}));
       io::writeTextFileAtomically(dir / ("kernel_B" + std::to_string(block) + ".csv"),
                                   matrixCsv(profile, {"head", head_labels, csvLabels("k", 0, profile.cols())}));
+      if (hs.front()->kernel.size() > 0) writeKernels(dir / ("kernels_B" + std::to_string(block) + ".safetensors"), hs);
     }
     for (const auto& h : head_reports)
       for (std::size_t i = 0; i < h.qk_maps.size(); ++i) {

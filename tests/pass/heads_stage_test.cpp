@@ -305,6 +305,7 @@ TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
   job.heads = true;
   job.kernel_skip = 0;
   job.report.screenot_k = 3;
+  job.save_kernels = true;
   job.out = s / "report";
   jobs::runAnalyzeJob(job);
   int64_t blocks = 0;
@@ -313,6 +314,13 @@ TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
     const Eigen::MatrixXd profile = readCsv(job.out / ("kernel_B" + std::to_string(b) + ".csv"));
     const Eigen::MatrixXd etc = readCsv(job.out / ("etc_B" + std::to_string(b) + ".csv"));
     ASSERT_EQ(profile.rows(), attention.size(0)) << "block " << b;
+    // --save-kernels: the kernels at every query, both the default and the mean-query one.
+    const auto saved = io::SafetensorsFile::open(job.out / ("kernels_B" + std::to_string(b) + ".safetensors"));
+    const auto kernels = model::tensorFromView(saved.get("kernel")).to(at::kDouble);
+    const auto mean_query = model::tensorFromView(saved.get("mean_query_kernel")).to(at::kDouble);
+    ASSERT_EQ(kernels.sizes(), attention.sizes()) << "block " << b;
+    EXPECT_LT((kernels - attention).abs().max().item<double>(), 2e-5) << "block " << b;
+    EXPECT_LT((mean_query - attention).abs().max().item<double>(), 2e-5) << "block " << b;
     for (Eigen::Index h = 0; h < profile.rows(); ++h) {
       const Eigen::MatrixXd a = anova::toEigen(attention[h]);  // [query, key]
       for (Eigen::Index i = 0; i < t; ++i)

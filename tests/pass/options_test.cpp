@@ -51,6 +51,12 @@ TEST(Options, ValidationNamesTheOption) {
   o.heads = true;
   o.activations = "h.safetensors";
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--heads: needs the model (--model), not --activations");
+  o = {};
+  o.save_kernels = true;
+  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--save-kernels: saves the kernels of --heads: add --heads");
+  o.heads = true;
+  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "");
+  EXPECT_TRUE(pass::headOptionsOf(o).keep_kernels);
 }
 
 TEST(Options, HeadOptionsCarryEveryHeadsSetting) {

@@ -28,6 +28,13 @@ TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
   EXPECT_NE(tv.find("id=\"fig-kernel-tv\""), std::string::npos);
   EXPECT_NE(tv.find("kernel_tv"), std::string::npos);
   EXPECT_EQ(report::kernelTvMapFigure({}), "");
+  const auto kernel_maps = report::kernelMapsFigure(heads);
+  std::size_t thumbs = 0;
+  for (std::size_t at = 0; (at = kernel_maps.find("<svg", at)) != std::string::npos; ++at) ++thumbs;
+  EXPECT_EQ(thumbs, 15u);  // one per head
+  EXPECT_NE(kernel_maps.find("id=\"fig-kernel-maps\""), std::string::npos);
+  EXPECT_NE(kernel_maps.find("L2H4"), std::string::npos);
+  EXPECT_NE(report::kernelMapsFigure(sampleHeads(40, 5, 10, 0)).find("The first 64 of 195 heads"), std::string::npos);
 }
 
 }  // namespace

@@ -42,6 +42,8 @@ std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positi
       r.keys = positions;
       r.kind = heads::classify(r.etc, r.keys, {});
       r.etc_curve = Eigen::VectorXd::Constant(positions, r.etc);
+      r.kernel_thumb = Eigen::MatrixXd::Zero(std::min(positions, 48), std::min(positions, 48));
+      for (Eigen::Index n = 0; n < r.kernel_thumb.rows(); ++n) r.kernel_thumb(n, n) = 1;  // a local head
       r.kernel_tv = 0.05 + 0.9 * decay;  // something to draw: sharper heads further from their kernel
       r.equivariance_tv = 0.01 * h;
       r.kernel_query_spread = 0.02 * l;

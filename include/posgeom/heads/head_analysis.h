@@ -26,6 +26,9 @@ struct HeadOptions {
   int subspace_k = 20;         // ScreeNOT bound for the positional subspace of W_Q W_K^T
   metrics::ScreeNotStrategy subspace_strategy = metrics::ScreeNotStrategy::kImpute;
   std::vector<std::pair<int64_t, int64_t>> qk_maps;  // (block, head) pairs that keep their QK maps
+  // Keep every head's whole [T, T] kernels (--save-kernels): 8 T² bytes a head in memory
+  // until the report writes them.
+  bool keep_kernels = false;
 };
 
 // "B.H,B.H": heads by block (0-based: block b reads hidden.b and writes hidden.b+1) and
@@ -41,6 +44,8 @@ struct BlockHeads {
   std::vector<HeadMaps> maps;        // per head
   std::vector<KernelSettings> kernel;  // per head; skip comes from HeadOptions
 };
+
+inline constexpr Eigen::Index kThumbSide = 48;
 
 struct HeadReport {
   int64_t block = 0;  // 0-based, as BlockHeads::block
@@ -65,6 +70,10 @@ struct HeadReport {
   int64_t samples = 0;
   Eigen::VectorXd etc_curve;  // ETC(n) for every position n
   Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)
+  Eigen::MatrixXd kernel_thumb;  // the kernel [T, T] averaged down to at most kThumbSide per side, for the report
+  // With HeadOptions::keep_kernels: the kernel over every query (the default one) and the
+  // mean-query one, [T, T], zero where a key is not seen.
+  Eigen::MatrixXf kernel, mean_query_kernel;
   std::vector<Eigen::MatrixXd> qk_maps;  // for heads in HeadOptions::qk_maps (see SampledAttention::maps)
 };
 

@@ -44,7 +44,7 @@ class OutputDirectory {
 };
 
 // The files a report consists of (summary.json, report.html, state.safetensors, *.csv,
-// and batch's check.txt):
+// kernels_B*.safetensors, and batch's check.txt):
 // --force replaces a directory of only these, never one with anything else in it.
 bool isReportFile(const std::filesystem::path& name);
 

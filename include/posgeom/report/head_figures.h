@@ -12,6 +12,8 @@ std::string etcMapFigure(const std::vector<heads::HeadReport>& heads);
 // kernel_tv over blocks x heads: where the kernel explains the attention.
 std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads);
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads);
+// Every head's kernel over queries x keys, as small heatmaps (the first 64 heads).
+std::string kernelMapsFigure(const std::vector<heads::HeadReport>& heads);
 // Empty when no head kept its maps.
 std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads);
 
