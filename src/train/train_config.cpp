@@ -1,6 +1,7 @@
 #include "posgeom/train/train_config.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/toml_file.h"
@@ -22,6 +23,10 @@ class TableReader {
   template <typename T>
   void read(const char* key, T& field) {
     if (!json_.contains(key)) return;
+    // A whole-number field takes whole numbers only: converting a float (nan, 1e30) to an
+    // integer is undefined behaviour (found by the toml_config fuzz target).
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      if (!json_[key].is_number_integer()) throw InputError(file_, "[" + table_ + "] " + key + " must be a whole number");
     try {
       field = json_[key].get<T>();
     } catch (const std::exception&) {

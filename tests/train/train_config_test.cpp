@@ -38,6 +38,9 @@ TEST(TrainConfig, BadValuesNameTheFileAndTable) {
   EXPECT_EQ(message("[data]\ntask = \"poetry\"\n"), f + ": [data] task must be text or addition");
   EXPECT_EQ(message("[optim]\nlearning_rate = \"fast\"\n[data]\ncorpus = \"x\"\n"), f + ": [optim] learning_rate has the wrong type");
   EXPECT_EQ(message("[training]\n"), f + ": unknown table 'training' (model, data, optim, run)");
+  // Floats where whole numbers go (nan, 1e30, 2.5) used to be converted: undefined for nan.
+  for (const char* width : {"+nan", "1e30", "2.5"})
+    EXPECT_EQ(message("[model]\nwidth = " + std::string(width) + "\n"), f + ": [model] width must be a whole number") << width;
 }
 
 TEST(TrainConfig, EveryConfigInTheRepositoryReads) {
