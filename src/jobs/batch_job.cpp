@@ -48,11 +48,15 @@ OptionTable readTable(const Json& table, const fs::path& base, const std::string
   OptionTable t;
   for (const auto& [key, value] : table.items()) {
     const std::string at = where + "." + key;
+    // Each element checked before it is converted (found by the toml_config fuzz target: a
+    // string among the layers was an internal error, a float one undefined behaviour).
     if (key == "table-columns") {
-      if (!value.is_array()) throw InputError(at, "must be an array of column names");
+      if (!value.is_array() || !std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); }))
+        throw InputError(at, "must be an array of column names");
       t.columns = value.get<std::vector<std::string>>();
     } else if (key == "table-layers") {
-      if (!value.is_array()) throw InputError(at, "must be an array of layer indices");
+      if (!value.is_array() || !std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_number_integer(); }))
+        throw InputError(at, "must be an array of layer indices");
       t.layers = value.get<std::vector<int64_t>>();
     } else if (key.rfind("table-", 0) == 0) {
       throw InputError(at, "unknown sweep key (table-columns, table-layers)");
@@ -194,6 +198,7 @@ Sweep readSweep(const fs::path& config) {
       throw InputError(file, "unknown key '" + key + "' (out, reference, [analyze], [models.*], [corpora.*], [variants.*])");
   Sweep sweep;
   sweep.config = config;
+  if (root.contains("out") && !root["out"].is_string()) throw InputError(file, "out must be a path (a string)");
   sweep.out = root.contains("out") ? fs::path(root["out"].get<std::string>()) : fs::path("posgeom-sweep");
   const OptionTable common = root.contains("analyze") ? readTable(root["analyze"], base, file + ": [analyze]") : OptionTable{};
   const auto models = readGroup(root, "models", base, file, true);

@@ -141,6 +141,15 @@ TEST(BatchJob, MalformedSweepsNameTheFile) {
             file + ": [models.a].out: is set by the sweep for each run");
   EXPECT_EQ(message("[models.a]\ntable-rows = 1\n[corpora.c]\ncorpus = \"random\"\n"),
             file + ": [models.a].table-rows: unknown sweep key (table-columns, table-layers)");
+  // Found by the toml_config fuzz target: values of the wrong kind inside the sweep's own
+  // keys were internal errors (a string among the layers) or undefined (a float one).
+  const std::string model = "[corpora.c]\ncorpus = \"random\"\n[models.a]\nmodel = \"m\"\n";
+  for (const char* layers : {"[0, \"stable_rank\"]", "[1e30]", "[2.5]"})
+    EXPECT_EQ(message(model + "table-layers = " + layers + "\n"), file + ": [models.a].table-layers: must be an array of layer indices")
+        << layers;
+  EXPECT_EQ(message(model + "table-columns = [\"stable_rank\", 3]\n"),
+            file + ": [models.a].table-columns: must be an array of column names");
+  EXPECT_EQ(message("out = 3\n" + model), file + ": out must be a path (a string)");
 }
 
 }  // namespace
