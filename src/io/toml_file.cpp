@@ -1,5 +1,7 @@
 #include "posgeom/io/toml_file.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -124,7 +126,12 @@ class TomlParser {
         case 't': s += '\t'; break;
         case 'r': s += '\r'; break;
         case 'u': {
-          const unsigned long cp = std::stoul(text_.substr(pos_, 4), nullptr, 16);
+          // Four hex digits, checked first (found by the toml_config fuzz target: stoul threw
+          // on "\u" followed by anything else, an internal error).
+          const std::string digits = text_.substr(pos_, 4);
+          if (digits.size() != 4 || !std::all_of(digits.begin(), digits.end(), [](char h) { return std::isxdigit(static_cast<unsigned char>(h)); }))
+            fail("\\u must be followed by four hex digits");
+          const unsigned long cp = std::stoul(digits, nullptr, 16);
           pos_ += 4;
           if (cp < 0x80) {
             s += static_cast<char>(cp);

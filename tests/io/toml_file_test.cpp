@@ -52,6 +52,10 @@ TEST(TomlFile, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(message("[[runs]]\n"), "c.toml: line 1: arrays of tables ([[...]]) are not supported");
   EXPECT_EQ(message("a.b = 1\n"), "c.toml: line 1: dotted keys are not supported; use a [table]");
   EXPECT_EQ(message("a = 1 2\n"), "c.toml: line 1: unexpected text after the value");
+  // Found by the toml_config fuzz target: these were internal errors (std::stoul threw).
+  for (const char* bad : {"a = \"\\uzz12\"\n", "a = \"\\u12\"\n", "a = \"\\u\"\n"})
+    EXPECT_EQ(message(bad), "c.toml: line 1: \\u must be followed by four hex digits") << bad;
+  EXPECT_EQ(io::parseToml("a = \"\\u00e9\"\n", "c.toml")["a"], "\xc3\xa9");  // é
 }
 
 TEST(TomlFile, JsonFilesReadTheSameWay) {
