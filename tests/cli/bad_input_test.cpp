@@ -108,6 +108,14 @@ Args stoppedRun(const fs::path& dir, const fs::path& corpus) {
   return onText(corpus, {"--batch-size", "2", "--resume", (dir / "out").string()});
 }
 
+// The default model on text, tokenized by GPT-2 files (vocab.json, merges.txt) written here.
+Args onGpt2Tokenizer(const fs::path& dir, const std::string& vocab_json, const std::string& merges_txt) {
+  fs::create_directories(dir / "tok");
+  writeFile(dir / "tok/vocab.json", vocab_json);
+  writeFile(dir / "tok/merges.txt", merges_txt);
+  return onText(textFile(dir, "a.txt", prose(500)), {"--tokenizer", (dir / "tok").string()});
+}
+
 // Shard i of n of a run on the default model, its state in `dir`/s<i>; `more` adds options.
 fs::path shardState(const fs::path& dir, int i, int n, const Args& more = {}) {
   const auto corpus = dir / "a.txt";
@@ -227,20 +235,10 @@ std::vector<BadInput> cases() {
                },
                2, "m/tokenizer.json: invalid JSON at byte"));
   c.push_back(row("tokenizer-byte-tokens-missing",
-               [](const fs::path& d) {
-                 fs::create_directories(d / "tok");
-                 writeFile(d / "tok/vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
-                 writeFile(d / "tok/merges.txt", "#version: 0.2\na b\n");
-                 return onText(textFile(d, "a.txt", prose(500)), {"--tokenizer", (d / "tok").string()});
-               },
+               [](const fs::path& d) { return onGpt2Tokenizer(d, R"({"a": 0, "b": 1, "ab": 2})", "#version: 0.2\na b\n"); },
                2, "vocab.json: the byte-level vocabulary has no token for 254 of the 256 bytes (the first: byte 0x00"));
   c.push_back(row("tokenizer-empty-vocabulary",
-               [](const fs::path& d) {
-                 fs::create_directories(d / "tok");
-                 writeFile(d / "tok/vocab.json", "{}");
-                 writeFile(d / "tok/merges.txt", "#version: 0.2\n");
-                 return onText(textFile(d, "a.txt", prose(500)), {"--tokenizer", (d / "tok").string()});
-               },
+               [](const fs::path& d) { return onGpt2Tokenizer(d, "{}", "#version: 0.2\n"); },
                2, "merges.txt: the vocabulary is empty: no text can be tokenized"));
   c.push_back(row("tokenizer-vocab-mismatch",
                [](const fs::path& d) {
