@@ -61,7 +61,8 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
       ->check(atLeast(1))
       ->capture_default_str();
   addTypedOption(sub, "--qk-heads", o->qk_heads, heads::parseHeadList,
-                 "BLOCK.HEAD,...: heads (0-based block, as in 'Head 5.1') whose QK decomposition maps the report shows");
+                 "BLOCK.HEAD,...: heads (0-based block, as in 'Head 5.1') whose QK decomposition maps and W_QK in the "
+                 "positional basis the report shows");
   sub->add_flag("--save-kernels", o->save_kernels,
                 "with --heads: every head's kernel at every query into kernels_B<b>.safetensors ([heads, T, T] float32, "
                 "8 T^2 bytes a head)");

@@ -107,14 +107,17 @@ Eigen::MatrixXd thumbnail(const Eigen::MatrixXd& m, Eigen::Index side) {
   return out;
 }
 
-HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions& options, const Eigen::MatrixXd& subspace,
+bool asked(const HeadOptions& options, int64_t block, int64_t head) {
+  return std::find(options.qk_maps.begin(), options.qk_maps.end(), std::make_pair(block, head)) != options.qk_maps.end();
+}
+
+HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions& options, const PositionalBasis& basis,
                        const BlockProjections& projections) {
   KernelSettings settings = block.kernel[h];
   settings.skip = options.kernel_skip;
   const HeadMaps& maps = block.maps[h];
   const Eigen::MatrixXd mean_kernel = positionalKernel(maps, block.means, settings);
-  const bool keep_maps = std::find(options.qk_maps.begin(), options.qk_maps.end(),
-                                   std::make_pair(block.block, static_cast<int64_t>(h))) != options.qk_maps.end();
+  const bool keep_maps = asked(options, block.block, static_cast<int64_t>(h));
   SampledAttention sampled = sampleAttention(maps, projections.of(h), settings, keep_maps);
   const bool use_sampled = options.query == QueryMode::kSampled && sampled.samples > 0;
   const Eigen::MatrixXd& kernel = use_sampled ? sampled.kernel : mean_kernel;
@@ -139,8 +142,10 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.denominator_cv = sampled.denominator_cv;
   r.contextual = r.kind != "local" && r.denominator_cv < options.contextual_cv;  // false for NaN
   r.qk_shares = sampled.qk_shares;
+  const Eigen::MatrixXd subspace = basis.top();
   r.qk_energy_pos = positionalEnergyShare(maps, subspace);
   r.qk_rank = subspace.cols();
+  if (keep_maps) r.qk_basis = qkInPositionalBasis(maps, basis, detail::logitScale(maps, settings));
   r.kernel_tv = sampled.samples > 0 ? meanRowTv(sampled.attention, kernel, settings.skip)
                                     : std::numeric_limits<double>::quiet_NaN();
   r.equivariance_tv = translationEquivarianceTv(kernel, settings);
@@ -156,8 +161,7 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
 std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions& options, unsigned threads) {
   if (options.kernel_skip >= block.means.rows())
     throw InputError("--kernel-skip", "leaves no keys in windows of " + std::to_string(block.means.rows()));
-  const Eigen::MatrixXd subspace =
-      positionalSubspace(block.means, options.kernel_skip, options.subspace_k, options.subspace_strategy);
+  const PositionalBasis basis = positionalBasis(block.means, options.kernel_skip, options.subspace_k, options.subspace_strategy);
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   // Everything on these threads, each one's products on one BLAS thread: the BLAS's own
   // threads would only compete with them, and spin between calls.
@@ -165,7 +169,7 @@ std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions&
   if (threads > 1) single.emplace(1);
   const BlockProjections projections = projectBlock(block, threads);
   std::vector<HeadReport> out(block.maps.size());
-  parallelFor(out.size(), threads, [&](std::size_t h) { out[h] = analyzeHead(block, h, options, subspace, projections); });
+  parallelFor(out.size(), threads, [&](std::size_t h) { out[h] = analyzeHead(block, h, options, basis, projections); });
   return out;
 }
 

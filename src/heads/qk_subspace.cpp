@@ -6,7 +6,7 @@
 
 namespace posgeom::heads {
 
-Eigen::MatrixXd positionalSubspace(const Eigen::MatrixXd& means, int64_t skip, int k, metrics::ScreeNotStrategy strategy) {
+PositionalBasis positionalBasis(const Eigen::MatrixXd& means, int64_t skip, int k, metrics::ScreeNotStrategy strategy) {
   const Eigen::MatrixXd rows = means.bottomRows(means.rows() - skip);
   const Eigen::MatrixXd centred = rows.rowwise() - rows.colwise().mean();
   const auto smaller = static_cast<int>(std::min(centred.rows(), centred.cols()));
@@ -15,7 +15,16 @@ Eigen::MatrixXd positionalSubspace(const Eigen::MatrixXd& means, int64_t skip, i
   int rank = 1;
   if (std::min(k, k_max) >= 1)
     rank = std::max(1, metrics::screeNot(svd.values, centred.rows(), centred.cols(), std::min(k, k_max), strategy).rank);
-  return svd.right.leftCols(std::min<Eigen::Index>(rank, svd.right.cols()));
+  // Centring leaves at most rows - 1 directions: drop the ones of zero singular value.
+  const double floor = svd.values.size() > 0 ? svd.values[0] * 1e-12 * static_cast<double>(std::max(centred.rows(), centred.cols())) : 0;
+  Eigen::Index m = 0;
+  while (m < svd.values.size() && svd.values[m] > floor) ++m;
+  m = std::max<Eigen::Index>(m, 1);
+  return {svd.right.leftCols(m), std::min<int64_t>(rank, m)};
+}
+
+Eigen::MatrixXd positionalSubspace(const Eigen::MatrixXd& means, int64_t skip, int k, metrics::ScreeNotStrategy strategy) {
+  return positionalBasis(means, skip, k, strategy).top();
 }
 
 double positionalEnergyShare(const HeadMaps& head, const Eigen::MatrixXd& directions) {

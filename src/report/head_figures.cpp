@@ -137,4 +137,31 @@ std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads) {
                        panels);
 }
 
+std::string qkBasisFigure(const std::vector<heads::HeadReport>& heads) {
+  std::vector<std::string> panels;
+  for (const auto& h : heads) {
+    if (!h.qk_basis) continue;
+    const auto& b = *h.qk_basis;
+    const std::string name = "L" + std::to_string(h.block) + "H" + std::to_string(h.head);
+    for (const auto* m : {&b.standard_corner, &b.kept_corner}) {
+      const double bound = std::max(m->size() > 0 ? m->cwiseAbs().maxCoeff() : 0.0, 1e-12);
+      const bool standard = m == &b.standard_corner;
+      const AxisRange axis{0, static_cast<double>(m->rows()), false};
+      panels.push_back(heatmapSvg(*m, {ColorMap::kDiverging, -bound, bound},
+                                  {name + (standard ? " W_QK, standard basis" : " rest, positional basis, thresholded"),
+                                   standard ? "dim" : "direction", standard ? "dim" : "direction"},
+                                  axis, axis, "W_QK", 120));
+    }
+  }
+  if (panels.empty()) return "";
+  return figureElement(
+      "fig-qk-basis",
+      "The chosen heads' W_QK = W_Q W_K^T / sqrt(d_head), top-left " + std::to_string(heads::kQkCornerSide) + " x " +
+          std::to_string(heads::kQkCornerSide) + " (as the paper's Fig. 5): in the standard basis, where a bright "
+          "diagonal is the part that matches a token with itself, and the rest (diagonal removed) in the basis of "
+          "the positional basis' right singular vectors, with entries below sqrt(2 log m^2) times their root mean "
+          "square set to zero: what survives in the top-left block is how the head reads positions.",
+      panels);
+}
+
 }  // namespace posgeom::report

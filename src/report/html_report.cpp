@@ -82,7 +82,7 @@ std::string htmlReport(const nlohmann::json& summary, const std::vector<metrics:
       << spiralFigure(layers) << singularValuesFigure(layers) << dctFigure(layers) << "</section>\n";
   if (!heads.empty())
     out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
-        << qkMapsFigure(heads) << "</section>\n";
+        << qkMapsFigure(heads) << qkBasisFigure(heads) << "</section>\n";
   out << "</body></html>\n";
   return out.str();
 }

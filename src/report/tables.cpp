@@ -54,7 +54,7 @@ const std::vector<std::string> kHeadColumns{
     "block",          "head",           "etc",       "keys",          "class",         "window90",
     "etc_mean_query", "denominator_cv", "contextual", "qk_share_pos_pos", "qk_share_pos_cvec", "qk_share_cvec_pos",
     "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "kernel_tv",
-    "equivariance_tv", "kernel_query_spread", "samples"};
+    "equivariance_tv", "kernel_query_spread", "qk_diagonal_share", "qk_block_share", "samples"};
 
 // --save-kernels: a block's kernels over every query, [heads, T, T] (query rows, key
 // columns), the default kernel and the mean-query one.
@@ -172,6 +172,8 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
                       {"kernel_tv", finiteOrNull(h.kernel_tv)},
                       {"equivariance_tv", finiteOrNull(h.equivariance_tv)},
                       {"kernel_query_spread", finiteOrNull(h.kernel_query_spread)},
+                      {"qk_diagonal_share", h.qk_basis ? finiteOrNull(h.qk_basis->diagonal_share) : nullptr},
+                      {"qk_block_share", h.qk_basis ? finiteOrNull(h.qk_basis->block_share) : nullptr},
                       {"samples", h.samples}});
     out["heads"] = std::move(list);
   }
@@ -229,13 +231,23 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
                                   matrixCsv(profile, {"head", head_labels, csvLabels("k", 0, profile.cols())}));
       if (hs.front()->kernel.size() > 0) writeKernels(dir / ("kernels_B" + std::to_string(block) + ".safetensors"), hs);
     }
-    for (const auto& h : head_reports)
+    for (const auto& h : head_reports) {
+      const std::string name = "_B" + std::to_string(h.block) + "_H" + std::to_string(h.head);
+      if (h.qk_basis) {
+        const auto& corner = h.qk_basis->standard_corner;
+        io::writeTextFileAtomically(dir / ("qkbasis" + name + "_standard.csv"),
+                                    matrixCsv(corner, {"dim", csvLabels("", 0, corner.rows()), csvLabels("d", 0, corner.cols())}));
+        const auto& kept = h.qk_basis->kept_corner;
+        io::writeTextFileAtomically(dir / ("qkbasis" + name + "_positional.csv"),
+                                    matrixCsv(kept, {"direction", csvLabels("", 1, kept.rows()), csvLabels("v", 1, kept.cols())}));
+      }
       for (std::size_t i = 0; i < h.qk_maps.size(); ++i) {
         const auto& map = h.qk_maps[i];
         io::writeTextFileAtomically(
-            dir / ("qk_B" + std::to_string(h.block) + "_H" + std::to_string(h.head) + "_" + heads::qkMapNames()[i] + ".csv"),
+            dir / ("qk" + name + "_" + heads::qkMapNames()[i] + ".csv"),
             matrixCsv(map, {"query", csvLabels("", 0, map.rows()), csvLabels("k", 0, map.cols())}));
       }
+    }
   }
   io::writeTextFileAtomically(dir / "report.html", htmlReport(summary, layers, head_reports));
   // summary.json last: its presence marks a complete report.

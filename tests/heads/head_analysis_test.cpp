@@ -96,6 +96,23 @@ TEST(HeadAnalysis, BlockProjectionsMatchEachHeadAlone) {
   }
 }
 
+// Only the heads --qk-heads names get W_QK in the positional basis, with the block's
+// basis and the head's own logit scale.
+TEST(HeadAnalysis, QkBasisOnlyForAskedHeads) {
+  auto block = fourHeads(30, 8, 2);
+  block.kernel[3].scale = 0.25;
+  HeadOptions o;
+  o.qk_maps = {{3, 3}, {2, 2}};  // block 2 is not this block
+  const auto heads = analyzeBlock(block, o);
+  for (const auto& h : heads) EXPECT_EQ(h.qk_basis.has_value(), h.head == 3) << h.head;
+  const PositionalBasis basis = positionalBasis(block.means, o.kernel_skip, o.subspace_k, o.subspace_strategy);
+  const QkBasisReport direct = qkInPositionalBasis(block.maps[3], basis, 0.25);
+  EXPECT_DOUBLE_EQ(heads[3].qk_basis->diagonal_share, direct.diagonal_share);
+  EXPECT_EQ(heads[3].qk_basis->kept, direct.kept);
+  EXPECT_EQ(heads[3].qk_basis->basis_dims, 8);  // 25 positions after the skip, 8 dims
+  EXPECT_EQ(heads[3].qk_maps.size(), qkMapNames().size());
+}
+
 TEST(HeadAnalysis, BadOptionsAreInputErrors) {
   EXPECT_THROW(parseQueryMode("median"), InputError);
   EXPECT_EQ(queryModeName(parseQueryMode("mean")), "mean");

@@ -21,8 +21,10 @@ namespace fs = std::filesystem;
 
 // Runs --heads on random tokens and returns the report directory; `model` names a
 // ../shared fixture, or a directory.
-fs::path headsReport(const ScratchDir& s, const std::string& model, const std::string& query = "sampled") {
+fs::path headsReport(const ScratchDir& s, const std::string& model, const std::string& query = "sampled",
+                     const std::vector<std::pair<int64_t, int64_t>>& qk_heads = {}) {
   pass::AnalyzeOptions job;
+  job.qk_heads = qk_heads;
   job.kernel_query = heads::parseQueryMode(query);
   job.model = fs::is_directory(model) ? model : (sharedDir() / "fixtures/models" / model).string();
   job.corpus.path = "random";
@@ -228,6 +230,44 @@ TEST(Heads, BloomSampledQueriesAndQkSplitByHand) {
     EXPECT_NEAR(entry["qk_share_cvec_cvec"].get<double>(), energy[3] / total, 1e-6);
     EXPECT_NEAR(entry["attention_entropy"].get<double>(), entropy, 1e-6);
   }
+}
+
+// --qk-heads: W_QK in the positional basis from the checkpoint's own fused weights and
+// the saved means, with Eigen's Jacobi SVD; only the asked head gets it.
+TEST(Heads, QkBasisOfAnAskedHeadFromTheWeights) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
+  ScratchDir s;
+  const auto report = headsReport(s, "tiny-bloom", "sampled", {{0, 1}});
+  const Eigen::MatrixXd p = blockMeans(report);
+  const Eigen::Index dh = 12, skip = 5;
+  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-bloom/model.safetensors");
+  const Eigen::MatrixXd w = weightMatrix(f, "h.0.self_attention.query_key_value.weight");
+  const Eigen::MatrixXd wq = w.middleRows(1 * 3 * dh, dh), wk = w.middleRows(1 * 3 * dh + dh, dh);
+  const Eigen::MatrixXd wqk = wq.transpose() * wk / std::sqrt(12.0);
+  const Eigen::MatrixXd rows = p.bottomRows(p.rows() - skip);
+  const Eigen::MatrixXd centred = rows.rowwise() - rows.colwise().mean();
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(centred, Eigen::ComputeThinV);
+  Eigen::Index m = 0;
+  while (m < svd.singularValues().size() && svd.singularValues()[m] > 1e-9 * svd.singularValues()[0]) ++m;
+  Eigen::MatrixXd rest = wqk;
+  rest.diagonal().setZero();
+  const Eigen::MatrixXd in_basis = svd.matrixV().leftCols(m).transpose() * rest * svd.matrixV().leftCols(m);
+  const double tau = std::sqrt(2 * std::log(double(in_basis.size()))) * std::sqrt(in_basis.array().square().mean());
+  const auto summary = summaryOf(report);
+  const auto& head = summary["heads"][1];
+  const auto r = head["qk_rank"].get<Eigen::Index>();
+  const auto above = (in_basis.array().abs() > tau).eval();
+  EXPECT_NEAR(head["qk_diagonal_share"].get<double>(), wqk.diagonal().squaredNorm() / wqk.squaredNorm(), 1e-9);
+  EXPECT_NEAR(head["qk_block_share"].get<double>(),
+              double(above.topLeftCorner(r, r).count()) / double(above.count()), 1e-12);
+  EXPECT_TRUE(summary["heads"][0]["qk_diagonal_share"].is_null());  // not asked for
+  const Eigen::MatrixXd standard = readCsv(report / "qkbasis_B0_H1_standard.csv");
+  EXPECT_LT((standard - wqk.topLeftCorner(standard.rows(), standard.cols())).cwiseAbs().maxCoeff(), 1e-9);
+  const Eigen::MatrixXd kept = readCsv(report / "qkbasis_B0_H1_positional.csv");
+  ASSERT_EQ(kept.rows(), std::min<Eigen::Index>(m, 60));
+  EXPECT_LT((kept.cwiseAbs() - above.topLeftCorner(kept.rows(), kept.cols()).select(in_basis.topLeftCorner(kept.rows(), kept.cols()), 0.0).cwiseAbs())
+                .cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_FALSE(fs::exists(report / "qkbasis_B0_H0_standard.csv"));
 }
 
 // The mean-query kernel of block 0's rotary heads, from the weights and the saved means:

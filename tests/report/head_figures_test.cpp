@@ -23,6 +23,13 @@ TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
   EXPECT_EQ(maps, 6u);
   EXPECT_NE(qk.find("L0H0 cvec_pos"), std::string::npos);
   EXPECT_EQ(report::qkMapsFigure(sampleHeads(3, 2, 10, 0)), "");  // none asked for
+  const auto basis = report::qkBasisFigure(heads);
+  std::size_t basis_panels = 0;
+  for (std::size_t at = 0; (at = basis.find("<svg", at)) != std::string::npos; ++at) ++basis_panels;
+  EXPECT_EQ(basis_panels, 2u);
+  EXPECT_NE(basis.find("id=\"fig-qk-basis\""), std::string::npos);
+  EXPECT_NE(basis.find("L0H0 rest, positional basis"), std::string::npos);
+  EXPECT_EQ(report::qkBasisFigure(sampleHeads(3, 2, 10, 0)), "");
   EXPECT_EQ(report::etcMapFigure({}), "");
   const auto tv = report::kernelTvMapFigure(heads);
   EXPECT_NE(tv.find("id=\"fig-kernel-tv\""), std::string::npos);

@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kLayerFigures{"fig-ranks", "fig-norms", "fig-similarity", "fig-gram", "fig-combined-gram",
                                              "fig-spiral", "fig-singular-values", "fig-dct"};
-const std::vector<std::string> kHeadFigures{"fig-etc", "fig-kernel-tv", "fig-kernels", "fig-kernel-maps", "fig-qk"};
+const std::vector<std::string> kHeadFigures{"fig-etc", "fig-kernel-tv", "fig-kernels", "fig-kernel-maps", "fig-qk",
+                                            "fig-qk-basis"};
 
 TEST(HtmlReport, SelfContainedWithIdentityTableAndEveryFigure) {
   const auto layers = sampleLayers(3, 24, 6);
@@ -99,6 +100,7 @@ TEST(HtmlReport, RendersInHeadlessChromiumAtLlamaScale) {
     EXPECT_EQ(result["figures"]["fig-gram"]["panels"], 33);
     EXPECT_EQ(result["figures"]["fig-kernels"]["panels"], 32);  // one panel of 32 heads per block 0..31
     EXPECT_EQ(result["figures"]["fig-qk"]["panels"], 12);
+    EXPECT_EQ(result["figures"]["fig-qk-basis"]["panels"], 4);  // two a head
     EXPECT_EQ(result["figures"]["fig-kernel-maps"]["panels"], 64);  // the first 64 of 1024 heads
   }
   // The screenshot shows the first Gram heatmap drawn: many colours inside its box.

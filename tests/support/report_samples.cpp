@@ -47,8 +47,17 @@ std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positi
       r.kernel_tv = 0.05 + 0.9 * decay;  // something to draw: sharper heads further from their kernel
       r.equivariance_tv = 0.01 * h;
       r.kernel_query_spread = 0.02 * l;
-      if (static_cast<int>(out.size()) < qk_heads)
+      if (static_cast<int>(out.size()) < qk_heads) {
         for (std::size_t i = 0; i < heads::qkMapNames().size(); ++i) r.qk_maps.push_back(Eigen::MatrixXd::Random(positions, positions));
+        heads::QkBasisReport b;
+        b.diagonal_share = 0.3;
+        b.block_share = 0.6;
+        b.standard_corner = Eigen::MatrixXd::Random(heads::kQkCornerSide, heads::kQkCornerSide);
+        b.standard_corner.diagonal().array() += 4;
+        b.kept_corner = Eigen::MatrixXd::Zero(heads::kQkCornerSide, heads::kQkCornerSide);
+        b.kept_corner.topLeftCorner(5, 5).setRandom();
+        r.qk_basis = std::move(b);
+      }
       out.push_back(std::move(r));
     }
   return out;

@@ -4,11 +4,13 @@
 // the contextual flag, the QK decomposition and the actual attention's sparsity. Eigen only.
 #include <Eigen/Dense>
 #include <array>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "posgeom/heads/positional_kernel.h"
+#include "posgeom/heads/qk_positional_basis.h"
 #include "posgeom/metrics/screenot.h"
 
 namespace posgeom::heads {
@@ -25,7 +27,9 @@ struct HeadOptions {
   double contextual_cv = 0.2;  // broad (not local) and denominator CV below this: contextual
   int subspace_k = 20;         // ScreeNOT bound for the positional subspace of W_Q W_K^T
   metrics::ScreeNotStrategy subspace_strategy = metrics::ScreeNotStrategy::kImpute;
-  std::vector<std::pair<int64_t, int64_t>> qk_maps;  // (block, head) pairs that keep their QK maps
+  // (block, head) pairs asked for with --qk-heads: they keep their QK maps and get W_QK in
+  // the positional basis.
+  std::vector<std::pair<int64_t, int64_t>> qk_maps;
   // Keep every head's whole [T, T] kernels (--save-kernels): 8 T² bytes a head in memory
   // until the report writes them.
   bool keep_kernels = false;
@@ -75,6 +79,7 @@ struct HeadReport {
   // mean-query one, [T, T], zero where a key is not seen.
   Eigen::MatrixXf kernel, mean_query_kernel;
   std::vector<Eigen::MatrixXd> qk_maps;  // for heads in HeadOptions::qk_maps (see SampledAttention::maps)
+  std::optional<QkBasisReport> qk_basis;  // for the same heads
 };
 
 // Heads run in parallel on up to `threads` threads (0: the hardware's).

@@ -16,5 +16,7 @@ std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads);
 std::string kernelMapsFigure(const std::vector<heads::HeadReport>& heads);
 // Empty when no head kept its maps.
 std::string qkMapsFigure(const std::vector<heads::HeadReport>& heads);
+// --qk-heads: W_QK in the standard and positional bases (fig-qk-basis).
+std::string qkBasisFigure(const std::vector<heads::HeadReport>& heads);
 
 }  // namespace posgeom::report
