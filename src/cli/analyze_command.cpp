@@ -26,7 +26,7 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   auto* o = &o_ref;
   sub->add_option("--model", o->model, "model directory or Hugging Face hub name");
   sub->add_option("--revision", o->revision, "of a hub name: branch, tag or commit in the local cache (default main)");
-  sub->add_option("--corpus", o->corpus.path, "text, directory, JSON Lines, '-', .bin/.npy ids, or 'random'");
+  sub->add_option("--corpus", o->corpus.path, "text, directory, JSON Lines, '-', .bin/.npy ids, 'random', or 'repeated-random' (the induction probe)");
   sub->add_option("--activations", o->activations, "hidden states made elsewhere: hidden [L,N,T,d] or hidden.<l> [N,T,d]");
   sub->add_option("--tokenizer", o->tokenizer, "tokenizer directory (default: the model's)");
   addTypedOption(sub, "--layer", o->layers, [](const std::string& s) { return pass::parseLayerSelection(s); },

@@ -60,7 +60,36 @@ class RandomTokenStream final : public TokenStream {
   int64_t tokens_ = 0;
 };
 
+class RepeatedRandomStream final : public TokenStream {
+ public:
+  RepeatedRandomStream(int64_t vocab_size, uint64_t seed, int64_t period)
+      : rng_(seed), dist_(0, static_cast<int32_t>(vocab_size - 1)), period_(period) {}
+  std::optional<TokenBlock> next() override {
+    TokenBlock block;  // one whole document each
+    block.ids.resize(static_cast<std::size_t>(3 * period_));
+    for (int64_t i = 0; i < period_; ++i) block.ids[static_cast<std::size_t>(i)] = dist_(rng_);
+    for (int64_t i = period_; i < 3 * period_; ++i)
+      block.ids[static_cast<std::size_t>(i)] = block.ids[static_cast<std::size_t>(i - period_)];
+    block.label = "repeated-random";
+    tokens_ += 3 * period_;
+    ++documents_;
+    return block;
+  }
+  TokenStreamStats stats() const override { return {tokens_, documents_, 0, 0, 0, 0}; }
+  std::string name() const override { return "repeated-random"; }
+
+ private:
+  std::mt19937_64 rng_;
+  std::uniform_int_distribution<int32_t> dist_;
+  int64_t period_;
+  int64_t tokens_ = 0, documents_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<TokenStream> repeatedRandomTokens(int64_t vocab_size, uint64_t seed, int64_t period) {
+  return std::make_unique<RepeatedRandomStream>(vocab_size, seed, period);
+}
 
 std::unique_ptr<TokenStream> tokenizeDocuments(std::unique_ptr<DocumentReader> documents,
                                                const tokenize::Tokenizer& tokenizer, std::string name) {

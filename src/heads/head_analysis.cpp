@@ -153,10 +153,28 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.attention_keys90 = sampled.keys90;
   r.attention_entropy = sampled.entropy;
   r.qk_maps = std::move(sampled.maps);
+  if (options.repeat_period > 0 && sampled.samples > 0) {
+    // Induction: from the second copy on, the key after the previous copy of the query's token.
+    r.induction_score = lagScore(sampled.attention, options.repeat_period - 1, options.repeat_period, settings);
+    r.previous_token_score = lagScore(sampled.attention, 1, 1, settings);
+  }
   return r;
 }
 
 }  // namespace
+
+double lagScore(const Eigen::MatrixXd& attention, Eigen::Index lag, Eigen::Index first_query, const KernelSettings& settings) {
+  double sum = 0;
+  Eigen::Index queries = 0;
+  for (Eigen::Index n = std::max(lag, first_query); n < attention.rows(); ++n) {
+    const auto keys = detail::keyRange(n, attention.cols(), settings);
+    const Eigen::Index key = n - lag;
+    if (key < keys.first || key >= keys.first + keys.count) continue;
+    sum += attention(n, key);
+    ++queries;
+  }
+  return queries > 0 ? sum / static_cast<double>(queries) : std::numeric_limits<double>::quiet_NaN();
+}
 
 std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions& options, unsigned threads) {
   if (options.kernel_skip >= block.means.rows())

@@ -65,7 +65,7 @@ nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& 
   s["model_fingerprint"] = io::modelFingerprint(plan.model_dir);
   // Files only: a stream (stdin, a FIFO) cannot be read twice; its tokens' hash is checked
   // on resume instead.
-  if (o.corpus.path != "random" && o.corpus.path != "-") {
+  if (!corpus::isGenerated(o.corpus.path) && o.corpus.path != "-") {
     std::vector<fs::path> files;
     for (const auto& f : corpus::corpusFiles(o.corpus.path)) files.emplace_back(f);
     if (std::all_of(files.begin(), files.end(), [](const fs::path& f) { return fs::is_regular_file(f); }))
@@ -154,7 +154,7 @@ struct ModelAnalysis {
 ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory& output) {
   // A missing corpus is found before the model takes its time to load.
   if (o.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
-  if (o.corpus.path != "random") corpus::corpusFiles(o.corpus.path);
+  if (!corpus::isGenerated(o.corpus.path)) corpus::corpusFiles(o.corpus.path);
   std::optional<anova::AnalysisState> saved;
   const auto state_path = o.resume.empty() ? output.work() / kStateFile : output.resumeState();
   if (!o.resume.empty()) saved = anova::loadState(state_path);
@@ -163,7 +163,7 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
   auto plan = pass::planPass(o, model_dir, model::loadModelConfig(model_dir));
   // The tokenizer before the weights: it is small, and a bad one is bad input.
   std::unique_ptr<tokenize::Tokenizer> tokenizer;
-  if (o.corpus.path != "random" && !corpus::isPretokenized(o.corpus.path))
+  if (!corpus::isGenerated(o.corpus.path) && !corpus::isPretokenized(o.corpus.path))
     tokenizer = tokenize::loadTokenizer(o.tokenizer.empty() ? model_dir : o.tokenizer);
   if (tokenizer && tokenizer->vocabSize() > plan.config.vocab_size)
     throw InputError((o.tokenizer.empty() ? model_dir : o.tokenizer).string(),
@@ -189,7 +189,9 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
 
   pass::AnalysisPass pass(plan, pass::loadPassModel(plan));
   const double load_s = secondsSince(t0);
-  auto stream = corpus::openCorpus(o.corpus, tokenizer.get(), plan.config.vocab_size);
+  corpus::CorpusOptions corpus_options = o.corpus;
+  corpus_options.repeat_period = plan.repeat_period;
+  auto stream = corpus::openCorpus(corpus_options, tokenizer.get(), plan.config.vocab_size);
   corpus::WindowSampler sampler(*stream, plan.windows);
   double forward_s = 0;
   if (saved) {

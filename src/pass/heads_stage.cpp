@@ -12,12 +12,14 @@
 namespace posgeom::pass {
 
 nlohmann::json headSettingsJson(const heads::HeadOptions& o, int64_t samples) {
-  return {{"kernel_skip", o.kernel_skip},
-          {"query", heads::queryModeName(o.query)},
-          {"samples", samples},
-          {"local_below", o.thresholds.local},
-          {"uniform_above", o.thresholds.uniform},
-          {"contextual_cv_below", o.contextual_cv}};
+  nlohmann::json s{{"kernel_skip", o.kernel_skip},
+                   {"query", heads::queryModeName(o.query)},
+                   {"samples", samples},
+                   {"local_below", o.thresholds.local},
+                   {"uniform_above", o.thresholds.uniform},
+                   {"contextual_cv_below", o.contextual_cv}};
+  if (o.repeat_period > 0) s["repeat_period"] = o.repeat_period;
+  return s;
 }
 
 heads::HeadOptions headOptionsFromSettings(const nlohmann::json& settings, const heads::HeadOptions& defaults) {
@@ -28,6 +30,7 @@ heads::HeadOptions headOptionsFromSettings(const nlohmann::json& settings, const
   o.thresholds.local = settings.value("local_below", o.thresholds.local);
   o.thresholds.uniform = settings.value("uniform_above", o.thresholds.uniform);
   o.contextual_cv = settings.value("contextual_cv_below", o.contextual_cv);
+  o.repeat_period = settings.value("repeat_period", o.repeat_period);
   return o;
 }
 

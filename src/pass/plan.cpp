@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "posgeom/base/error.h"
+#include "posgeom/corpus/corpus_source.h"
 #include "posgeom/model/architecture.h"
 
 namespace posgeom::pass {
@@ -105,7 +106,13 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   if (o.skip_first < 0) throw InputError("--skip-first", "must not be negative");
   if (o.skip_first >= pass.seq_len)
     throw InputError("--skip-first", "leaves no positions of the " + std::to_string(pass.seq_len));
-  if (o.corpus.path == "random" && o.num_seqs <= 0) throw InputError("--corpus random", "needs --num-seqs");
+  if (corpus::isGenerated(o.corpus.path) && o.num_seqs <= 0) throw InputError("--corpus " + o.corpus.path, "needs --num-seqs");
+  if (o.corpus.path == "repeated-random") {
+    if (pass.seq_len < 6)
+      throw InputError("--corpus repeated-random", "needs windows of at least 6 tokens (three copies of 2), not " +
+                                                       std::to_string(pass.seq_len));
+    plan.repeat_period = corpus::repeatPeriod(pass.seq_len);
+  }
   checkScreeNotFits(o.report, pass.seq_len - o.skip_first, config.hidden_size);
   // Options the end stages read, checked against the window before any work.
   const int64_t positions = pass.seq_len - o.skip_first;
@@ -127,6 +134,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   plan.causal = o.causal || !config.bidirectional;
   if (o.heads) {
     plan.heads = headOptionsOf(o);
+    plan.heads->repeat_period = plan.repeat_period;
     checkQkHeads(plan.heads->qk_maps, a.layers, config);
   }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "posgeom/base/log.h"
 #include "posgeom/heads/sampled_attention.h"
 #include "posgeom/report/layer_figures.h"
 #include "posgeom/report/svg_plot.h"
@@ -63,6 +64,32 @@ std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads) {
       "sequences (averaged over them) and its positional kernel: dark cells are heads whose attention the kernel "
       "explains, bright ones attend by content.",
       "TV");
+}
+
+std::string probeFigures(const std::vector<heads::HeadReport>& heads) {
+  if (heads.empty() || !std::isfinite(heads.front().induction_score)) return "";
+  const auto named = [&heads](double heads::HeadReport::*score) {
+    std::string list;
+    for (const auto& h : heads)
+      if (h.*score > heads::kPatternHeadAbove)
+        list += (list.empty() ? "" : ", ") + std::to_string(h.block) + "." + std::to_string(h.head);
+    return list.empty() ? std::string("none") : list;
+  };
+  const std::string above = " Above " + log::number("%.1f", heads::kPatternHeadAbove) + ": ";
+  return headGridFigure(
+             heads, [](const heads::HeadReport& h) { return h.induction_score; }, "fig-induction",
+             "Induction score of every head (repeated random tokens)",
+             "On windows of one random stretch repeated three times, the mean attention weight each head puts on the "
+             "token after the previous copy of the query's token: bright cells are induction heads." +
+                 above + named(&heads::HeadReport::induction_score) + ".",
+             "score") +
+         headGridFigure(
+             heads, [](const heads::HeadReport& h) { return h.previous_token_score; }, "fig-previous-token",
+             "Previous-token score of every head (repeated random tokens)",
+             "On the same windows, the mean attention weight each head puts on the token just before the query: "
+             "bright cells are previous-token heads, which induction heads read." +
+                 above + named(&heads::HeadReport::previous_token_score) + ".",
+             "score");
 }
 
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads) {

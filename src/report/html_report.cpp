@@ -81,7 +81,7 @@ std::string htmlReport(const nlohmann::json& summary, const std::vector<metrics:
   out << "<section id=\"basis\"><h2>Positional basis, layer by layer</h2>" << gramFigure(layers) << combinedGramFigure(layers)
       << spiralFigure(layers) << singularValuesFigure(layers) << dctFigure(layers) << "</section>\n";
   if (!heads.empty())
-    out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
+    out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
         << qkMapsFigure(heads) << qkBasisFigure(heads) << "</section>\n";
   out << "</body></html>\n";
   return out.str();

@@ -1,5 +1,6 @@
 #include "posgeom/report/tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -54,7 +55,28 @@ const std::vector<std::string> kHeadColumns{
     "block",          "head",           "etc",       "keys",          "class",         "window90",
     "etc_mean_query", "denominator_cv", "contextual", "qk_share_pos_pos", "qk_share_pos_cvec", "qk_share_cvec_pos",
     "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "kernel_tv",
-    "equivariance_tv", "kernel_query_spread", "qk_diagonal_share", "qk_block_share", "samples"};
+    "equivariance_tv", "kernel_query_spread", "qk_diagonal_share", "qk_block_share", "induction_score", "previous_token_score", "samples"};
+
+// The heads whose score is above heads::kPatternHeadAbove, highest first, as "B.H".
+nlohmann::json namedHeads(const std::vector<heads::HeadReport>& reports, double heads::HeadReport::*score) {
+  std::vector<const heads::HeadReport*> named;
+  for (const auto& h : reports)
+    if (h.*score > heads::kPatternHeadAbove) named.push_back(&h);
+  std::stable_sort(named.begin(), named.end(), [score](const auto* a, const auto* b) { return a->*score > b->*score; });
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto* h : named) out.push_back({{"head", std::to_string(h->block) + "." + std::to_string(h->head)}, {"score", h->*score}});
+  return out;
+}
+
+// --corpus repeated-random: what the induction probe found.
+nlohmann::json probeJson(const nlohmann::json& settings, const std::vector<heads::HeadReport>& reports) {
+  const auto options = settings.value("head_options", nlohmann::json::object());
+  return {{"corpus", "repeated-random"},
+          {"repeat_period", options.value("repeat_period", int64_t{0})},
+          {"named_above", heads::kPatternHeadAbove},
+          {"induction_heads", namedHeads(reports, &heads::HeadReport::induction_score)},
+          {"previous_token_heads", namedHeads(reports, &heads::HeadReport::previous_token_score)}};
+}
 
 // --save-kernels: a block's kernels over every query, [heads, T, T] (query rows, key
 // columns), the default kernel and the mean-query one.
@@ -174,8 +196,11 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
                       {"kernel_query_spread", finiteOrNull(h.kernel_query_spread)},
                       {"qk_diagonal_share", h.qk_basis ? finiteOrNull(h.qk_basis->diagonal_share) : nullptr},
                       {"qk_block_share", h.qk_basis ? finiteOrNull(h.qk_basis->block_share) : nullptr},
+                      {"induction_score", finiteOrNull(h.induction_score)},
+                      {"previous_token_score", finiteOrNull(h.previous_token_score)},
                       {"samples", h.samples}});
     out["heads"] = std::move(list);
+    if (std::isfinite(head_reports.front().induction_score)) out["probe"] = probeJson(settings, head_reports);
   }
   return out;
 }

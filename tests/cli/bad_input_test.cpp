@@ -338,6 +338,12 @@ std::vector<BadInput> cases() {
   c.push_back(row("seq-len-not-positive", tiny({"--seq-len", "0"}), 2, "--seq-len: must be a whole number >= 2 (got 0)"));
   c.push_back(row("num-seqs-not-positive", tiny({"--num-seqs", "-1"}), 2, "--num-seqs: must be a whole number >= 1 (got -1)"));
   c.push_back(row("screenot-k-zero", tiny({"--screenot-k", "0"}), 2, "--screenot-k: must be a whole number >= 1 (got 0)"));
+  c.push_back(row("repeated-random-too-short",
+               [](const fs::path&) {
+                 return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus", "repeated-random", "--num-seqs", "2",
+                             "--seq-len", "5"};
+               },
+               2, "--corpus repeated-random: needs windows of at least 6 tokens (three copies of 2), not 5"));
   c.push_back(row("lowfreq-k-out-of-range", tiny({"--lowfreq-k", "100"}), 2,
                "--lowfreq-k: 100 is outside 1..15 (the positions of a window after --skip-first)"));
   c.push_back(row("skip-first-negative", tiny({"--skip-first", "-3"}), 2, "--skip-first: must be a whole number >= 0 (got -3)"));

@@ -14,6 +14,13 @@ TEST(CorpusSource, DispatchesOnTheKindOfCorpus) {
   corpus::CorpusOptions o;
   o.path = "random";
   EXPECT_EQ(corpus::openCorpus(o, nullptr, 10)->name(), "random");
+  o.path = "repeated-random";
+  EXPECT_THROW(corpus::openCorpus(o, nullptr, 10), InputError);  // no period
+  o.repeat_period = 4;
+  EXPECT_EQ(corpus::openCorpus(o, nullptr, 10)->next()->ids.size(), 12u);
+  EXPECT_TRUE(corpus::isGenerated("random"));
+  EXPECT_TRUE(corpus::isGenerated("repeated-random"));
+  EXPECT_FALSE(corpus::isGenerated("random.txt"));
   writeFile(s / "t.bin", std::string("\x01\x00", 2));
   o.path = (s / "t.bin").string();
   EXPECT_EQ(corpus::openCorpus(o, nullptr, 10)->next()->ids, (std::vector<int32_t>{1}));

@@ -113,6 +113,66 @@ TEST(HeadAnalysis, QkBasisOnlyForAskedHeads) {
   EXPECT_EQ(heads[3].qk_maps.size(), qkMapNames().size());
 }
 
+// Windows of a random stretch repeated three times, each position holding its token's
+// embedding and the previous token's (as if a previous-token head had written it): a head
+// that matches its query's token against the keys' previous token is an induction head, one
+// that matches the query's previous token against the keys' own, nearest first, a
+// previous-token head. Planted, so each must be named, and the random one neither.
+TEST(HeadAnalysis, ProbeNamesPlantedInductionAndPreviousTokenHeads) {
+  const int period = 10, t = 30, e = 16, samples = 6;
+  srand(21);
+  const Eigen::MatrixXd embedding = Eigen::MatrixXd::Random(200, e) * 1.7;  // rows ~ unit variance
+  BlockHeads b;
+  b.block = 0;
+  b.samples = Eigen::MatrixXd::Zero(samples * t, 2 * e);
+  for (int c = 0; c < samples; ++c) {
+    std::vector<int> stretch;
+    for (int i = 0; i < period; ++i) stretch.push_back(rand() % 200);
+    for (int n = 0; n < t; ++n) {
+      b.samples.block(c * t + n, 0, 1, e) = embedding.row(stretch[static_cast<std::size_t>(n % period)]);
+      if (n > 0) b.samples.block(c * t + n, e, 1, e) = embedding.row(stretch[static_cast<std::size_t>((n - 1) % period)]);
+    }
+  }
+  b.means = Eigen::MatrixXd::Zero(t, 2 * e);
+  for (int c = 0; c < samples; ++c) b.means += b.samples.middleRows(c * t, t) / samples;
+  const Eigen::MatrixXd first = (Eigen::MatrixXd(e, 2 * e) << 3 * Eigen::MatrixXd::Identity(e, e), Eigen::MatrixXd::Zero(e, e)).finished();
+  const Eigen::MatrixXd second = (Eigen::MatrixXd(e, 2 * e) << Eigen::MatrixXd::Zero(e, e), 3 * Eigen::MatrixXd::Identity(e, e)).finished();
+  b.maps = {{first, Eigen::VectorXd::Zero(e), second, {}},   // induction
+            {second, Eigen::VectorXd::Zero(e), first, {}},   // previous token (with a slope: nearest first)
+            {Eigen::MatrixXd::Random(e, 2 * e) * 0.1, Eigen::VectorXd::Zero(e), Eigen::MatrixXd::Random(e, 2 * e) * 0.1, {}}};
+  b.kernel.resize(3);
+  b.kernel[1].alibi_slope = 0.5;
+  HeadOptions o;
+  o.kernel_skip = 0;
+  o.repeat_period = period;
+  const auto heads = analyzeBlock(b, o);
+  EXPECT_GT(heads[0].induction_score, 0.6);  // a query in the third copy splits over both earlier copies
+  EXPECT_LT(heads[0].previous_token_score, kPatternHeadAbove);
+  EXPECT_GT(heads[1].previous_token_score, 0.9);
+  EXPECT_LT(heads[1].induction_score, kPatternHeadAbove);
+  EXPECT_LT(heads[2].induction_score, kPatternHeadAbove);
+  EXPECT_LT(heads[2].previous_token_score, kPatternHeadAbove);
+  o.repeat_period = 0;  // not a probe: no scores
+  EXPECT_TRUE(std::isnan(analyzeBlock(b, o)[0].induction_score));
+}
+
+TEST(HeadAnalysis, LagScoreAveragesTheQueriesThatSeeTheKey) {
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(6, 6);
+  for (int n = 0; n < 6; ++n) a(n, std::max(0, n - 2)) = 1.0;  // every query on the key two back
+  KernelSettings s;
+  s.skip = 0;
+  EXPECT_DOUBLE_EQ(lagScore(a, 2, 0, s), 1.0);  // queries 2..5
+  EXPECT_DOUBLE_EQ(lagScore(a, 1, 0, s), 0.2);  // of queries 1..5 only query 1 (on key 0)
+  s.skip = 3;  // keys 0..2 outside the softmax: only queries 5 sees key 3
+  EXPECT_DOUBLE_EQ(lagScore(a, 2, 0, s), 1.0);
+  a(5, 3) = 0.25;
+  EXPECT_DOUBLE_EQ(lagScore(a, 2, 0, s), 0.25);
+  EXPECT_TRUE(std::isnan(lagScore(a, 2, 6, s)));
+  s.skip = 0;
+  s.window = 2;  // keys n-1, n only
+  EXPECT_TRUE(std::isnan(lagScore(a, 2, 0, s)));
+}
+
 TEST(HeadAnalysis, BadOptionsAreInputErrors) {
   EXPECT_THROW(parseQueryMode("median"), InputError);
   EXPECT_EQ(queryModeName(parseQueryMode("mean")), "mean");

@@ -22,12 +22,12 @@ namespace fs = std::filesystem;
 // Runs --heads on random tokens and returns the report directory; `model` names a
 // ../shared fixture, or a directory.
 fs::path headsReport(const ScratchDir& s, const std::string& model, const std::string& query = "sampled",
-                     const std::vector<std::pair<int64_t, int64_t>>& qk_heads = {}) {
+                     const std::vector<std::pair<int64_t, int64_t>>& qk_heads = {}, const std::string& corpus = "random") {
   pass::AnalyzeOptions job;
   job.qk_heads = qk_heads;
   job.kernel_query = heads::parseQueryMode(query);
   job.model = fs::is_directory(model) ? model : (sharedDir() / "fixtures/models" / model).string();
-  job.corpus.path = "random";
+  job.corpus.path = corpus;
   job.num_seqs = 12;
   job.seq_len = 24;
   job.heads = true;
@@ -230,6 +230,63 @@ TEST(Heads, BloomSampledQueriesAndQkSplitByHand) {
     EXPECT_NEAR(entry["qk_share_cvec_cvec"].get<double>(), energy[3] / total, 1e-6);
     EXPECT_NEAR(entry["attention_entropy"].get<double>(), entropy, 1e-6);
   }
+}
+
+// --corpus repeated-random: the saved sampled windows are three copies of a stretch, and the
+// induction and previous-token scores are those of BLOOM's attention computed by hand from
+// the fused weights, with the heads above the bar named in the summary.
+TEST(Heads, InductionProbeScoresByHand) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-bloom");
+  ScratchDir s;
+  const auto report = headsReport(s, "tiny-bloom", "sampled", {}, "repeated-random");
+  const auto block = firstBlock(report);
+  const Eigen::Index t = 24, dh = 12, skip = 5, period = 8, samples = block.attention_samples.rows() / t;
+  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-bloom/model.safetensors");
+  const Eigen::MatrixXd w = weightMatrix(f, "h.0.self_attention.query_key_value.weight");
+  const Eigen::MatrixXd b = weightMatrix(f, "h.0.self_attention.query_key_value.bias");
+  const auto summary = summaryOf(report);
+  EXPECT_EQ(summary["head_options"]["repeat_period"], period);
+  const double slopes[2] = {0.25, 0.0625};
+  for (int h = 0; h < 2; ++h) {
+    const Eigen::MatrixXd wq = w.middleRows(h * 3 * dh, dh), wk = w.middleRows(h * 3 * dh + dh, dh);
+    const Eigen::VectorXd bq = b.middleRows(h * 3 * dh, dh);
+    Eigen::MatrixXd attention = Eigen::MatrixXd::Zero(t, t);
+    for (Eigen::Index c = 0; c < samples; ++c) {
+      const Eigen::MatrixXd x = block.attention_samples.middleRows(c * t, t);
+      // BLOOM has no position embedding: block 0's inputs repeat exactly as the tokens do.
+      if (h == 0) {
+        for (Eigen::Index n = period; n < t; ++n) EXPECT_LT((x.row(n) - x.row(n - period)).norm(), 1e-6) << n;
+        EXPECT_GT((x.row(1) - x.row(0)).norm(), 1e-3);
+      }
+      for (Eigen::Index n = skip; n < t; ++n) {
+        Eigen::VectorXd logits(n - skip + 1);
+        for (Eigen::Index i = skip; i <= n; ++i)
+          logits[i - skip] = (wq * x.row(n).transpose() + bq).dot(wk * x.row(i).transpose()) / std::sqrt(12.0) -
+                             slopes[h] * static_cast<double>(n - i);
+        attention.row(n).segment(skip, n - skip + 1) += softmaxRow(logits).transpose() / static_cast<double>(samples);
+      }
+    }
+    double induction = 0, previous = 0;
+    int inductions = 0, previouses = 0;
+    for (Eigen::Index n = period; n < t; ++n)
+      if (n - period + 1 >= skip) induction += attention(n, n - period + 1), ++inductions;
+    for (Eigen::Index n = skip + 1; n < t; ++n) previous += attention(n, n - 1), ++previouses;
+    const auto& entry = summary["heads"][static_cast<std::size_t>(h)];
+    EXPECT_NEAR(entry["induction_score"].get<double>(), induction / inductions, 1e-6) << h;
+    EXPECT_NEAR(entry["previous_token_score"].get<double>(), previous / previouses, 1e-6) << h;
+  }
+  // Named: exactly the heads above the bar, highest first.
+  for (const auto& [list, key] : {std::pair{"induction_heads", "induction_score"}, std::pair{"previous_token_heads", "previous_token_score"}}) {
+    std::vector<std::pair<double, std::string>> expected;
+    for (const auto& e : summary["heads"])
+      if (e[key].get<double>() > heads::kPatternHeadAbove)
+        expected.emplace_back(e[key].get<double>(), std::to_string(e["block"].get<int>()) + "." + std::to_string(e["head"].get<int>()));
+    std::stable_sort(expected.begin(), expected.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    ASSERT_EQ(summary["probe"][list].size(), expected.size()) << list;
+    for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(summary["probe"][list][i]["head"], expected[i].second) << list;
+  }
+  EXPECT_EQ(summary["probe"]["repeat_period"], period);
+  EXPECT_NE(readFile(report / "report.html").find("id=\"fig-induction\""), std::string::npos);
 }
 
 // --qk-heads: W_QK in the positional basis from the checkpoint's own fused weights and

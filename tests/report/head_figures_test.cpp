@@ -30,6 +30,14 @@ TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
   EXPECT_NE(basis.find("id=\"fig-qk-basis\""), std::string::npos);
   EXPECT_NE(basis.find("L0H0 rest, positional basis"), std::string::npos);
   EXPECT_EQ(report::qkBasisFigure(sampleHeads(3, 2, 10, 0)), "");
+  const auto probe = report::probeFigures(heads);
+  EXPECT_NE(probe.find("id=\"fig-induction\""), std::string::npos);
+  EXPECT_NE(probe.find("Above 0.4: 1.1, 2.1."), std::string::npos);  // head 1 of blocks 1 and 2
+  EXPECT_NE(probe.find("id=\"fig-previous-token\""), std::string::npos);
+  EXPECT_NE(probe.find("Above 0.4: 0.2."), std::string::npos);
+  auto not_a_probe = heads;
+  for (auto& h : not_a_probe) h.induction_score = h.previous_token_score = std::nan("");
+  EXPECT_EQ(report::probeFigures(not_a_probe), "");
   EXPECT_EQ(report::etcMapFigure({}), "");
   const auto tv = report::kernelTvMapFigure(heads);
   EXPECT_NE(tv.find("id=\"fig-kernel-tv\""), std::string::npos);

@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kLayerFigures{"fig-ranks", "fig-norms", "fig-similarity", "fig-gram", "fig-combined-gram",
                                              "fig-spiral", "fig-singular-values", "fig-dct"};
 const std::vector<std::string> kHeadFigures{"fig-etc", "fig-kernel-tv", "fig-kernels", "fig-kernel-maps", "fig-qk",
-                                            "fig-qk-basis"};
+                                            "fig-qk-basis", "fig-induction", "fig-previous-token"};
 
 TEST(HtmlReport, SelfContainedWithIdentityTableAndEveryFigure) {
   const auto layers = sampleLayers(3, 24, 6);

@@ -41,6 +41,30 @@ TEST(Tables, SummaryHasTheDesignKeysAndCsvFilesParse) {
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "left a temporary file";
 }
 
+// The induction probe's summary: the heads above the bar, highest first, by block.head.
+TEST(Tables, ProbeNamesTheHeadsAboveTheBar) {
+  std::vector<heads::HeadReport> hs(4);
+  const double induction[4] = {0.5, 0.2, 0.9, 0.41}, previous[4] = {0.1, 0.95, 0.0, 0.3};
+  for (int i = 0; i < 4; ++i) {
+    hs[static_cast<std::size_t>(i)].block = i / 2, hs[static_cast<std::size_t>(i)].head = i % 2;
+    hs[static_cast<std::size_t>(i)].induction_score = induction[i];
+    hs[static_cast<std::size_t>(i)].previous_token_score = previous[i];
+  }
+  const auto summary = report::summaryJson({{"head_options", {{"repeat_period", 8}}}}, {}, {}, hs);
+  const auto& probe = summary["probe"];
+  EXPECT_EQ(probe["repeat_period"], 8);
+  ASSERT_EQ(probe["induction_heads"].size(), 3u);
+  EXPECT_EQ(probe["induction_heads"][0]["head"], "1.0");
+  EXPECT_EQ(probe["induction_heads"][1]["head"], "0.0");
+  EXPECT_EQ(probe["induction_heads"][2]["head"], "1.1");
+  EXPECT_DOUBLE_EQ(probe["induction_heads"][2]["score"].get<double>(), 0.41);
+  ASSERT_EQ(probe["previous_token_heads"].size(), 1u);
+  EXPECT_EQ(probe["previous_token_heads"][0]["head"], "0.1");
+  EXPECT_EQ(summary["heads"][1]["previous_token_score"], 0.95);
+  hs[0].induction_score = std::nan("");  // not a probe run
+  EXPECT_FALSE(report::summaryJson({}, {}, {}, hs).contains("probe"));
+}
+
 TEST(Tables, MatrixCsvKeepsFullPrecisionWithHeaderIndexAndEmptyPadding) {
   Eigen::MatrixXd m(2, 2);
   m << 0.1, 1.0 / 3.0, 2, std::nan("");

@@ -47,6 +47,8 @@ std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positi
       r.kernel_tv = 0.05 + 0.9 * decay;  // something to draw: sharper heads further from their kernel
       r.equivariance_tv = 0.01 * h;
       r.kernel_query_spread = 0.02 * l;
+      r.induction_score = h == 1 && l > 1 ? 0.7 : 0.05;  // as a probe run: head 1 of later blocks
+      r.previous_token_score = h == 2 && l == 1 ? 0.9 : 0.1;
       if (static_cast<int>(out.size()) < qk_heads) {
         for (std::size_t i = 0; i < heads::qkMapNames().size(); ++i) r.qk_maps.push_back(Eigen::MatrixXd::Random(positions, positions));
         heads::QkBasisReport b;

@@ -49,4 +49,9 @@ std::unique_ptr<TokenStream> openPretokenized(const std::string& path, const std
 // connections alone do not explain the geometry.
 std::unique_ptr<TokenStream> randomTokens(int64_t vocab_size, uint64_t seed);
 
+// The paper's induction probe: documents of 3 x `period` ids, each a stretch of `period`
+// uniform ids repeated three times, endless. A window of at most 3 x period tokens cut
+// from a document's start holds the copies at offsets 0, period and 2 x period.
+std::unique_ptr<TokenStream> repeatedRandomTokens(int64_t vocab_size, uint64_t seed, int64_t period);
+
 }  // namespace posgeom::corpus

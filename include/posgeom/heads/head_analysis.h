@@ -4,6 +4,7 @@
 // the contextual flag, the QK decomposition and the actual attention's sparsity. Eigen only.
 #include <Eigen/Dense>
 #include <array>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -33,7 +34,14 @@ struct HeadOptions {
   // Keep every head's whole [T, T] kernels (--save-kernels): 8 T² bytes a head in memory
   // until the report writes them.
   bool keep_kernels = false;
+  // > 0: the windows are three copies of a random stretch of this many ids (--corpus
+  // repeated-random), and every head gets its induction and previous-token scores.
+  int64_t repeat_period = 0;
 };
+
+// A head is named an induction or previous-token head when its score is above this: most
+// of each query's weight on the one key the pattern names.
+inline constexpr double kPatternHeadAbove = 0.4;
 
 // "B.H,B.H": heads by block (0-based: block b reads hidden.b and writes hidden.b+1) and
 // head index, as the field names them (the blog's "Head 5.1", TransformerLens' blocks.5).
@@ -71,6 +79,12 @@ struct HeadReport {
   double kernel_tv = 0;
   double equivariance_tv = 0;      // heads::translationEquivarianceTv of the kernel
   double kernel_query_spread = 0;  // SampledAttention::kernel_spread
+  // With HeadOptions::repeat_period = L: the mean attention weight (over the sampled
+  // sequences, over the kernel's keys) on the token after the previous copy of the query's
+  // token, key n - L + 1, over the queries n >= L that see it (induction), and on key
+  // n - 1 over the queries that see it (previous token). NaN otherwise.
+  double induction_score = std::numeric_limits<double>::quiet_NaN();
+  double previous_token_score = std::numeric_limits<double>::quiet_NaN();
   int64_t samples = 0;
   Eigen::VectorXd etc_curve;  // ETC(n) for every position n
   Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)
@@ -81,6 +95,10 @@ struct HeadReport {
   std::vector<Eigen::MatrixXd> qk_maps;  // for heads in HeadOptions::qk_maps (see SampledAttention::maps)
   std::optional<QkBasisReport> qk_basis;  // for the same heads
 };
+
+// The mean of attention(n, n - lag) over the queries n >= first_query whose softmax holds
+// key n - lag (from settings.skip, inside any window); NaN when none does.
+double lagScore(const Eigen::MatrixXd& attention, Eigen::Index lag, Eigen::Index first_query, const KernelSettings& settings);
 
 // Heads run in parallel on up to `threads` threads (0: the hardware's).
 std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions& options, unsigned threads = 0);

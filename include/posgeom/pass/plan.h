@@ -38,6 +38,7 @@ struct PassPlan {
   corpus::WindowOptions windows;           // framing is the tokenizer's, added when it is loaded
   Shard shard;
   std::optional<heads::HeadOptions> heads;  // with --heads
+  int64_t repeat_period = 0;               // --corpus repeated-random: each window is 3 copies of this many ids
   MemoryEstimate memory;
   int64_t parameters = 0;
 };

@@ -11,6 +11,9 @@ namespace posgeom::report {
 std::string etcMapFigure(const std::vector<heads::HeadReport>& heads);
 // kernel_tv over blocks x heads: where the kernel explains the attention.
 std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads);
+// --corpus repeated-random: induction and previous-token scores over blocks x heads, the
+// named heads in the captions (fig-induction, fig-previous-token); empty otherwise.
+std::string probeFigures(const std::vector<heads::HeadReport>& heads);
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads);
 // Every head's kernel over queries x keys, as small heatmaps (the first 64 heads).
 std::string kernelMapsFigure(const std::vector<heads::HeadReport>& heads);
