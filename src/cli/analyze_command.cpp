@@ -66,6 +66,8 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   sub->add_flag("--save-kernels", o->save_kernels,
                 "with --heads: every head's kernel at every query into kernels_B<b>.safetensors ([heads, T, T] float32, "
                 "8 T^2 bytes a head)");
+  sub->add_flag("--neurons", o->neurons,
+                "with --heads: block 0's contextual neurons from the weights (neurons.csv; gpt2, bert, roberta)");
   sub->add_option("--contextual-below", o->contextual_cv,
                   "a broad head is contextual when its softmax denominator's CV is below this")
       ->capture_default_str();

@@ -133,7 +133,7 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.kind = classify(r.etc, r.keys, options.thresholds);
   r.profile = kernel.row(last).transpose();
   r.kernel_thumb = thumbnail(kernel, kThumbSide);
-  if (options.keep_kernels) {
+  if (options.keep_kernels || (options.keep_first_block_kernels && block.block == 0)) {
     r.kernel = kernel.cast<float>();
     r.mean_query_kernel = mean_kernel.cast<float>();
   }

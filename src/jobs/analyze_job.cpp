@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <optional>
 
 #include "posgeom/anova/state_file.h"
@@ -21,7 +22,10 @@
 #include "posgeom/pass/activations_pass.h"
 #include "posgeom/pass/analysis_pass.h"
 #include "posgeom/pass/heads_stage.h"
+#include "posgeom/pass/neurons_stage.h"
+#include "posgeom/report/neuron_tables.h"
 #include "posgeom/runtime/threads.h"
+#include "posgeom/tokenize/token_names.h"
 #include "posgeom/tokenize/tokenizer.h"
 
 namespace posgeom::jobs {
@@ -149,7 +153,31 @@ class AnalyzeHooks final : public pass::PassHooks {
 struct ModelAnalysis {
   anova::AnalysisState state;
   std::vector<heads::HeadReport> head_reports;
+  ReportExtras extras;
 };
+
+// The ids of the windows whose attention inputs the state sampled (block 0's), read again
+// from the corpus in the order of the samples.
+std::vector<std::vector<int32_t>> sampledWindowIds(const corpus::CorpusOptions& options, const tokenize::Tokenizer* tokenizer,
+                                                   const pass::PassPlan& plan, const anova::AnalysisState& state) {
+  std::vector<int64_t> wanted;
+  for (const auto& l : state.layers)
+    if (l.layer == 1) wanted = l.attention_sample_windows;
+  std::map<int64_t, std::vector<int32_t>> found;
+  const int64_t last = wanted.empty() ? -1 : *std::max_element(wanted.begin(), wanted.end());
+  auto stream = corpus::openCorpus(options, tokenizer, plan.config.vocab_size);
+  corpus::WindowSampler sampler(*stream, plan.windows);
+  while (static_cast<int64_t>(found.size()) < static_cast<int64_t>(wanted.size())) {
+    auto window = sampler.next();
+    if (!window || window->index > last) break;
+    if (std::find(wanted.begin(), wanted.end(), window->index) != wanted.end()) found[window->index] = std::move(window->ids);
+  }
+  if (found.size() != wanted.size())
+    throw InputError(options.path, "changed since the pass: its sampled windows could not be read again (--neurons)");
+  std::vector<std::vector<int32_t>> ids;
+  for (const auto w : wanted) ids.push_back(found.at(w));
+  return ids;
+}
 
 ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory& output) {
   // A missing corpus is found before the model takes its time to load.
@@ -188,6 +216,8 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
       throw InputError(state_path.string(), "was saved by a run with other settings: " + difference);
 
   pass::AnalysisPass pass(plan, pass::loadPassModel(plan));
+  if (o.neurons && !pass::hasNeuronCircuit(pass.model()))
+    throw InputError("--neurons", "is not available for model_type '" + plan.config.model_type + "' (gpt2, bert and roberta have it)");
   const double load_s = secondsSince(t0);
   corpus::CorpusOptions corpus_options = o.corpus;
   corpus_options.repeat_period = plan.repeat_period;
@@ -217,11 +247,25 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
   hooks.setFinalSeconds(forward_s);
   hooks.snapshot(true);
 
-  ModelAnalysis result{std::move(state), {}};
+  ModelAnalysis result{std::move(state), {}, {}};
   if (plan.heads) {
     const auto start = Clock::now();
     result.head_reports = pass::analyzeHeads(pass.model(), result.state, *plan.heads, plan.causal);
     result.state.settings["timings"]["heads_s"] = secondsSince(start);
+  }
+  if (plan.heads && o.neurons) {
+    const auto start = Clock::now();
+    std::vector<heads::HeadReport> first_block;
+    for (const auto& h : result.head_reports)
+      if (h.block == 0) first_block.push_back(h);
+    const auto ids = sampledWindowIds(corpus_options, tokenizer.get(), plan, result.state);
+    const auto analysis = pass::analyzeNeurons(pass.model(), result.state, first_block, ids, {10, 0.8, plan.heads->kernel_skip});
+    const auto names = tokenize::readTokenNames(o.tokenizer.empty() ? plan.model_dir : o.tokenizer);
+    result.extras.summary["neurons"] = report::neuronsJson(analysis, names);
+    result.extras.files.emplace_back("neurons.csv", report::neuronsCsv(analysis, names));
+    if (!o.save_kernels)  // kept for the neurons only
+      for (auto& h : result.head_reports) h.kernel.resize(0, 0), h.mean_query_kernel.resize(0, 0);
+    result.state.settings["timings"]["neurons_s"] = secondsSince(start);
   }
   return result;
 }
@@ -249,9 +293,9 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   pass::validateOptions(o);  // before the long part
   if (!o.resume.empty()) o.out = o.resume;
   OutputDirectory output(o.out, !o.resume.empty() ? OutMode::kResume : o.force ? OutMode::kForce : OutMode::kNew);
-  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}} : analyzeModel(o, output);
+  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}, {}} : analyzeModel(o, output);
   if (from_activations) anova::saveState(analysis.state, output.work() / kStateFile);
-  writeReport(analysis.state, o.report, output.work(), analysis.head_reports);
+  writeReport(analysis.state, o.report, output.work(), analysis.head_reports, analysis.extras);
   output.commit();
   spdlog::info("report in {}", o.out.string());
 }

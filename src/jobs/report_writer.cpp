@@ -6,6 +6,7 @@
 #include <string>
 
 #include "posgeom/base/progress.h"
+#include "posgeom/io/atomic_file.h"
 #include "posgeom/pass/memory_estimate.h"
 #include "posgeom/report/tables.h"
 
@@ -41,7 +42,7 @@ unsigned metricsWorkers(const anova::AnalysisState& state) {
 }
 
 void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& options, const std::filesystem::path& out,
-                 const std::vector<heads::HeadReport>& head_reports) {
+                 const std::vector<heads::HeadReport>& head_reports, const ReportExtras& extras) {
   const auto t0 = std::chrono::steady_clock::now();
   ProgressLine progress("metrics", static_cast<int64_t>(state.layers.size()), "layers");
   int64_t done = 0;
@@ -57,7 +58,10 @@ void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& o
                         {"lowfreq_k", metrics::lowFreqK(options.lowfreq_k, layers.empty() ? metrics::kDefaultLowFreqK
                                                                                           : layers.front().gram_dct.rows())}};
   settings["timings"]["metrics_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  report::writeTables(out, report::summaryJson(settings, layers, cross, head_reports), layers, head_reports);
+  auto summary = report::summaryJson(settings, layers, cross, head_reports);
+  for (const auto& [key, value] : extras.summary.items()) summary[key] = value;
+  for (const auto& [name, contents] : extras.files) io::writeTextFileAtomically(out / name, contents);
+  report::writeTables(out, summary, layers, head_reports);
 }
 
 }  // namespace posgeom::jobs

@@ -67,6 +67,9 @@ void validateOptions(const AnalyzeOptions& o) {
   if (o.heads && !o.activations.empty()) throw InputError("--heads", "needs the model (--model), not --activations");
   if (o.heads) headOptionsOf(o);
   if (o.save_kernels && !o.heads) throw InputError("--save-kernels", "saves the kernels of --heads: add --heads");
+  if (o.neurons && !o.heads) throw InputError("--neurons", "reads the kernels of --heads: add --heads");
+  if (o.neurons && o.corpus.path == "-")
+    throw InputError("--neurons", "reads the sampled windows again: the corpus must be files or generated, not standard input");
   if (!o.resume.empty() && !o.activations.empty())
     throw InputError("--resume", "continues a pass through a model, not --activations");
 }
@@ -83,6 +86,7 @@ heads::HeadOptions headOptionsOf(const AnalyzeOptions& options) {
   o.subspace_strategy = options.report.screenot_strategy;
   o.qk_maps = options.qk_heads;
   o.keep_kernels = options.save_kernels;
+  o.keep_first_block_kernels = options.neurons;
   return o;
 }
 

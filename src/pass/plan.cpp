@@ -135,6 +135,8 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   if (o.heads) {
     plan.heads = headOptionsOf(o);
     plan.heads->repeat_period = plan.repeat_period;
+    if (o.neurons && a.layers.count(1) == 0)
+      throw InputError("--neurons", "reads block 0's heads: --layer must include 1 (hidden.1, the state block 0 writes)");
     checkQkHeads(plan.heads->qk_maps, a.layers, config);
   }
 

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "posgeom/report/head_figures.h"
+#include "posgeom/report/neuron_tables.h"
 #include "posgeom/report/layer_figures.h"
 #include "posgeom/report/svg_plot.h"
 
@@ -73,7 +74,8 @@ std::string htmlReport(const nlohmann::json& summary, const std::vector<metrics:
       << escapeXml(name) << "</title><style>" << kStyle << "</style></head><body>\n";
   out << "<h1>posgeom report: " << escapeXml(name) << "</h1>\n<nav><a href=\"#numbers\">numbers</a><a href=\"#across\">across "
          "layers</a><a href=\"#basis\">positional basis</a>"
-      << (heads.empty() ? "" : "<a href=\"#heads\">attention heads</a>") << "</nav>\n";
+      << (heads.empty() ? "" : "<a href=\"#heads\">attention heads</a>")
+      << (summary.contains("neurons") ? "<a href=\"#neurons\">neurons</a>" : "") << "</nav>\n";
   out << "<section id=\"identity\"><h2>Run</h2>" << identityTable(summary) << "</section>\n";
   out << "<section id=\"numbers\"><h2>Per-layer numbers</h2>" << layerTable(summary) << "</section>\n";
   out << "<section id=\"across\"><h2>Across layers</h2><div class=\"row\">" << ranksFigure(summary) << normsFigure(summary)
@@ -83,6 +85,7 @@ std::string htmlReport(const nlohmann::json& summary, const std::vector<metrics:
   if (!heads.empty())
     out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
         << qkMapsFigure(heads) << qkBasisFigure(heads) << "</section>\n";
+  out << neuronsSection(summary);
   out << "</body></html>\n";
   return out.str();
 }

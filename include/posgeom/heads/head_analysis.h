@@ -34,6 +34,7 @@ struct HeadOptions {
   // Keep every head's whole [T, T] kernels (--save-kernels): 8 T² bytes a head in memory
   // until the report writes them.
   bool keep_kernels = false;
+  bool keep_first_block_kernels = false;  // the same for block 0 only (--neurons reads them)
   // > 0: the windows are three copies of a random stretch of this many ids (--corpus
   // repeated-random), and every head gets its induction and previous-token scores.
   int64_t repeat_period = 0;

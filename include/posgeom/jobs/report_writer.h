@@ -2,6 +2,9 @@
 // The end of every run that has statistics: the metrics of each layer, then summary.json,
 // the CSV tables and report.html in `out`. Shared by analyze, merge and baseline.
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "posgeom/anova/state_file.h"
@@ -15,7 +18,14 @@ metrics::LayerMetricsOptions metricOptions(const pass::ReportOptions& report);
 // Layers whose end stage runs at once: the cores, fewer where memory holds fewer layers.
 unsigned metricsWorkers(const anova::AnalysisState& state);
 
+// What a stage after the heads adds to a report (--neurons): keys of summary.json, and files
+// (name, contents) written before it.
+struct ReportExtras {
+  nlohmann::json summary = nlohmann::json::object();
+  std::vector<std::pair<std::string, std::string>> files;
+};
+
 void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& report, const std::filesystem::path& out,
-                 const std::vector<heads::HeadReport>& head_reports = {});
+                 const std::vector<heads::HeadReport>& head_reports = {}, const ReportExtras& extras = {});
 
 }  // namespace posgeom::jobs

@@ -22,6 +22,9 @@ class LayerObserver {
   virtual void onHidden(int64_t layer, const at::Tensor& hidden) = 0;
   // Block `block` (0-based) attention input after its input norm [B,T,d] (heads analysis).
   virtual void onAttentionInput(int64_t /*block*/, const at::Tensor& /*normed*/) {}
+  // Block `block`'s residual stream as its MLP norm reads it [B,T,d] (the attention's output
+  // added; contextual neurons). Only families with a NeuronCircuit emit it.
+  virtual void onMlpInput(int64_t /*block*/, const at::Tensor& /*unnormed*/) {}
 };
 
 struct ForwardRequest {
@@ -65,6 +68,19 @@ struct KernelPositions {
   double logit_cap = 0;  // > 0: logits capped to cap tanh(logit / cap)
 };
 
+// Block `block`'s path from tokens through its heads' values and outputs to its MLP
+// neurons, as the contextual-neuron analysis reads it (float32, on the host).
+struct NeuronCircuit {
+  at::Tensor token_inputs;  // [V, d]: each token's attention input at the window's mean position embedding
+  at::Tensor wv;            // [H, dh, d]: each head's value map (its bias adds a constant: left out)
+  at::Tensor wo;            // [H, d, dh]: each head's columns of the output map
+  at::Tensor norm_weight;   // [d]: the MLP norm's scale, as applied (Gemma's 1 + w)
+  at::Tensor norm_bias;     // [d], or undefined (RMSNorm)
+  bool rms_norm = false;    // RMSNorm: no centring
+  double norm_eps = 1e-5;
+  at::Tensor w_in, b_in;    // [N, d], [N] (undefined: no bias): the neurons' input maps
+};
+
 class Model {
  public:
   Model(ModelConfig config, Numerics numerics) : config_(std::move(config)), numerics_(numerics) {}
@@ -85,6 +101,9 @@ class Model {
   // Block `block`'s positional terms for windows of `seq_len`: by default the config's RoPE,
   // window, scale and cap; ALiBi families add their slopes.
   virtual KernelPositions kernelPositions(int64_t block, int64_t seq_len) const;
+  // The first block's circuit to its neurons for windows of `seq_len`; nullopt where the
+  // family does not give it (then it emits no onMlpInput either).
+  virtual std::optional<NeuronCircuit> neuronCircuit(int64_t /*seq_len*/) const { return std::nullopt; }
 
  protected:
   bool causalFor(const ForwardRequest& r) const { return r.causal.value_or(!config_.bidirectional); }
@@ -99,6 +118,9 @@ class Model {
   }
   static void emitAttentionInput(const ForwardRequest& r, int64_t block, const at::Tensor& normed) {
     if (r.observer) r.observer->onAttentionInput(block, normed);
+  }
+  static void emitMlpInput(const ForwardRequest& r, int64_t block, const at::Tensor& unnormed) {
+    if (r.observer) r.observer->onMlpInput(block, unnormed);
   }
 
  private:

@@ -75,6 +75,7 @@ struct AnalyzeOptions {
   double contextual_cv = 0.2;            // not local and denominator CV below: contextual
   std::vector<std::pair<int64_t, int64_t>> qk_heads;  // (block, head): heads whose QK maps go into the report
   bool save_kernels = false;  // every head's [T, T] kernels into kernels_B<b>.safetensors
+  bool neurons = false;       // block 0's contextual neurons (heads::analyzeNeurons) into neurons.csv
   anova::SampleCaps caps;
   ReportOptions report;
   std::filesystem::path out = "posgeom-report";

@@ -134,8 +134,9 @@ class BertModel final : public Model {
       const auto k = ops::splitHeads(ops::linear(x, l.k_w, l.k_b, num), c.num_heads);
       const auto v = ops::splitHeads(ops::linear(x, l.v_w, l.v_b, num), c.num_heads);
       const auto ctx = ops::mergeHeads(ops::attention(q, k, v, causal, {}, num));
-      const auto a = ops::layerNorm(num.round(ops::linear(ctx, l.o_w, l.o_b, num) + x), l.attn_ln.w, l.attn_ln.b,
-                                    c.norm_eps, num);
+      const auto attended = num.round(ops::linear(ctx, l.o_w, l.o_b, num) + x);
+      emitMlpInput(r, i, attended);  // post-LN: the attention's output norm is the MLP's input norm
+      const auto a = ops::layerNorm(attended, l.attn_ln.w, l.attn_ln.b, c.norm_eps, num);
       const auto inner = ops::activation(c.activation, ops::linear(a, l.i_w, l.i_b, num), num);
       x = ops::layerNorm(num.round(ops::linear(inner, l.out_w, l.out_b, num) + a), l.out_ln.w, l.out_ln.b,
                          c.norm_eps, num);
@@ -152,6 +153,19 @@ class BertModel final : public Model {
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
     const auto& l = layers_.at(static_cast<size_t>(index));
     return arch::perHeadMaps(l.q_w, l.q_b, l.k_w, l.k_b, config().num_heads, config().headDim());
+  }
+
+  std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override {
+    const auto& c = config();
+    const auto& l = layers_.front();
+    // A token's block input (the normed embedding) at the window's mean position embedding,
+    // the positions of a window without padding.
+    const auto positions = positionIds(at::full({1, seq_len}, c.padding_idx < 0 ? 0 : c.padding_idx + 1,
+                                                at::TensorOptions().dtype(at::kLong).device(word_.device())))[0];
+    const auto e = word_.to(at::kFloat) + at::embedding(position_, positions).to(at::kFloat).mean(0) + type0_.to(at::kFloat);
+    const auto tokens = at::layer_norm(e, {c.hidden_size}, emb_ln_.w.to(at::kFloat), emb_ln_.b.to(at::kFloat), c.norm_eps);
+    // Post-LN: the attention's output norm is the MLP's input norm.
+    return arch::layerNormCircuit(tokens, l.v_w, l.o_w, l.attn_ln, c.norm_eps, l.i_w, l.i_b, c.num_heads, c.headDim());
   }
 
   bool hasFinalNorm() const override { return false; }

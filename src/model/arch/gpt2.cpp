@@ -120,6 +120,7 @@ class Gpt2Model final : public Model {
       const auto ctx = ops::attention(ops::splitHeads(qkv[0], c.num_heads), ops::splitHeads(qkv[1], c.num_heads),
                                       ops::splitHeads(qkv[2], c.num_heads), causal, bias, num);
       x = num.round(x + drop(ops::linear(ops::mergeHeads(ctx), b.c_proj_w, b.c_proj_b, num)));
+      emitMlpInput(r, i, x);
       const auto m = ops::layerNorm(x, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
       const auto hidden = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
       x = num.round(x + drop(ops::linear(hidden, b.proj_w, b.proj_b, num)));
@@ -139,6 +140,17 @@ class Gpt2Model final : public Model {
     const int64_t d = config().hidden_size;  // c_attn's rows: q | k | v
     return arch::perHeadMaps(b.c_attn_w.narrow(0, 0, d), b.c_attn_b.narrow(0, 0, d), b.c_attn_w.narrow(0, d, d),
                              b.c_attn_b.narrow(0, d, d), config().num_heads, config().headDim());
+  }
+
+  std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override {
+    const auto& c = config();
+    const auto& b = blocks_.front();
+    // A token's attention input at the window's mean position embedding.
+    auto e = wte_.to(at::kFloat);
+    if (wpe_.defined()) e = e + wpe_.narrow(0, 0, seq_len).to(at::kFloat).mean(0);
+    const auto tokens = at::layer_norm(e, {c.hidden_size}, b.ln_1.w.to(at::kFloat), b.ln_1.b.to(at::kFloat), c.norm_eps);
+    return arch::layerNormCircuit(tokens, b.c_attn_w.narrow(0, 2 * c.hidden_size, c.hidden_size), b.c_proj_w, b.ln_2,
+                                  c.norm_eps, b.fc_w, b.fc_b, c.num_heads, c.headDim());
   }
 
   bool hasLmHead() const override { return true; }

@@ -13,4 +13,27 @@ QueryKeyMaps perHeadMaps(const at::Tensor& q_w, const at::Tensor& q_b, const at:
   return {maps(q_w), bias(q_b), maps(k_w), bias(k_b)};
 }
 
+std::pair<at::Tensor, at::Tensor> perHeadValueOutput(const at::Tensor& v_w, const at::Tensor& o_w, int64_t heads,
+                                                     int64_t head_dim) {
+  const int64_t d = v_w.size(1);
+  const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);
+  return {v_w.to(host).reshape({heads, head_dim, d}).contiguous(),
+          o_w.to(host).reshape({o_w.size(0), heads, head_dim}).permute({1, 0, 2}).contiguous()};
+}
+
+NeuronCircuit layerNormCircuit(const at::Tensor& token_inputs, const at::Tensor& v_w, const at::Tensor& o_w,
+                               const LayerNormWeights& mlp_norm, double eps, const at::Tensor& w_in, const at::Tensor& b_in,
+                               int64_t heads, int64_t head_dim) {
+  const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);
+  NeuronCircuit n;
+  n.token_inputs = token_inputs.to(host);
+  std::tie(n.wv, n.wo) = perHeadValueOutput(v_w, o_w, heads, head_dim);
+  n.norm_weight = mlp_norm.w.to(host);
+  n.norm_bias = mlp_norm.b.to(host);
+  n.norm_eps = eps;
+  n.w_in = w_in.to(host).contiguous();
+  n.b_in = b_in.to(host);
+  return n;
+}
+
 }  // namespace posgeom::model::arch

@@ -1,0 +1,128 @@
+#include "posgeom/report/neuron_tables.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "posgeom/report/svg_plot.h"
+
+namespace posgeom::report {
+namespace {
+
+std::string name(const std::vector<std::string>& names, int64_t id) {
+  return id >= 0 && static_cast<std::size_t>(id) < names.size() && !names[static_cast<std::size_t>(id)].empty()
+             ? names[static_cast<std::size_t>(id)]
+             : "#" + std::to_string(id);
+}
+
+nlohmann::json finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json tokensJson(const std::vector<std::pair<int32_t, double>>& tokens, const std::vector<std::string>& names) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [id, value] : tokens) out.push_back({{"token", name(names, id)}, {"id", id}, {"contribution", value}});
+  return out;
+}
+
+std::string tokensCell(const std::vector<std::pair<int32_t, double>>& tokens, const std::vector<std::string>& names) {
+  std::string joined;
+  for (const auto& [id, value] : tokens) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%.4g", value);
+    joined += (joined.empty() ? "" : " | ") + name(names, id) + " (" + number + ")";
+  }
+  std::string quoted = "\"";
+  for (const char c : joined) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string headName(int64_t head) { return "0." + std::to_string(head); }
+
+}  // namespace
+
+nlohmann::json neuronsJson(const heads::NeuronAnalysis& a, const std::vector<std::string>& names) {
+  nlohmann::json heads = nlohmann::json::array(), groups = nlohmann::json::array(), top = nlohmann::json::array();
+  for (const auto h : a.contextual_heads) heads.push_back(headName(h));
+  for (const auto& g : a.groups) {
+    nlohmann::json members = nlohmann::json::array();
+    for (const auto h : g.heads) members.push_back(headName(h));
+    groups.push_back({{"heads", members}, {"min_similarity", g.min_similarity}});
+  }
+  double correlation_sum = 0, window_sum = 0;
+  int64_t correlations = 0;
+  for (std::size_t i = 0; i < a.neurons.size() && i < kNeuronsInSummary; ++i) {
+    const auto& n = a.neurons[i];
+    top.push_back({{"neuron", n.neuron}, {"score", n.score}, {"correlation", finite(n.correlation)},
+                   {"window_correlation", finite(n.window_correlation)},
+                   {"top_positive", tokensJson(n.top_positive, names)}, {"top_negative", tokensJson(n.top_negative, names)}});
+    if (std::isfinite(n.correlation) && std::isfinite(n.window_correlation))
+      correlation_sum += n.correlation, window_sum += n.window_correlation, ++correlations;
+  }
+  return {{"block", 0},
+          {"contextual_heads", heads},
+          {"groups", groups},
+          {"inverse_norm_scale", a.inverse_scale},
+          {"windows", a.windows},
+          {"neurons", a.neurons.size()},
+          {"mean_correlation_top", correlations > 0 ? nlohmann::json(correlation_sum / static_cast<double>(correlations)) : nlohmann::json(nullptr)},
+          {"mean_window_correlation_top", correlations > 0 ? nlohmann::json(window_sum / static_cast<double>(correlations)) : nlohmann::json(nullptr)},
+          {"top", top}};
+}
+
+std::string neuronsCsv(const heads::NeuronAnalysis& a, const std::vector<std::string>& names) {
+  std::ostringstream out;
+  out << "neuron,score,correlation,window_correlation,top_positive,top_negative\n";
+  for (const auto& n : a.neurons) {
+    char numbers[64];
+    std::snprintf(numbers, sizeof numbers, "%.17g,", n.score);
+    out << n.neuron << "," << numbers;
+    for (const double c : {n.correlation, n.window_correlation}) {
+      if (std::isfinite(c)) {
+        std::snprintf(numbers, sizeof numbers, "%.17g", c);
+        out << numbers;
+      }
+      out << ",";
+    }
+    out << "" << tokensCell(n.top_positive, names) << "," << tokensCell(n.top_negative, names) << "\n";
+  }
+  return out.str();
+}
+
+std::string neuronsSection(const nlohmann::json& summary) {
+  if (!summary.contains("neurons")) return "";
+  const auto& n = summary["neurons"];
+  std::ostringstream out;
+  std::string heads;
+  for (const auto& h : n["contextual_heads"]) heads += (heads.empty() ? "" : ", ") + h.get<std::string>();
+  std::string groups;
+  for (const auto& g : n["groups"]) {
+    std::string members;
+    for (const auto& h : g["heads"]) members += (members.empty() ? "" : " ") + h.get<std::string>();
+    groups += (groups.empty() ? "" : "; ") + std::string("{") + members + "}";
+  }
+  out << "<section id=\"neurons\"><h2>Contextual neurons of block 0</h2><p>Contextual heads: "
+      << escapeXml(heads.empty() ? std::string("none") : heads) << ". Groups of alike kernels: " << escapeXml(groups.empty() ? std::string("none") : groups)
+      << ". Score: the spread over the vocabulary of a token's contribution to the neuron's pre-activation through "
+         "those heads (attention frozen at their kernels); correlation: that prediction against the neuron's real "
+         "pre-activation on the "
+      << n["windows"].get<int64_t>() << " sampled windows, centred per position, and of its sums over each window (window correlation).</p>";
+  out << "<div class=\"scroll\"><table class=\"numbers\" id=\"neuron-table\"><tr><th>neuron</th><th>score</th><th>correlation</th>"
+         "<th>window correlation</th><th>top positive tokens</th><th>top negative tokens</th></tr>";
+  const auto tokens = [](const nlohmann::json& list) {
+    std::string joined;
+    for (const auto& t : list) joined += (joined.empty() ? "" : " ") + t["token"].get<std::string>();
+    return escapeXml(joined);
+  };
+  for (const auto& row : n["top"]) {
+    char score[32], correlation[32] = "", window[32] = "";
+    std::snprintf(score, sizeof score, "%.4g", row["score"].get<double>());
+    if (row["correlation"].is_number()) std::snprintf(correlation, sizeof correlation, "%.3f", row["correlation"].get<double>());
+    if (row["window_correlation"].is_number()) std::snprintf(window, sizeof window, "%.3f", row["window_correlation"].get<double>());
+    out << "<tr><td>" << row["neuron"].get<int64_t>() << "</td><td>" << score << "</td><td>" << correlation << "</td><td>"
+        << window << "</td><td>"
+        << tokens(row["top_positive"]) << "</td><td>" << tokens(row["top_negative"]) << "</td></tr>";
+  }
+  out << "</table></div></section>\n";
+  return out.str();
+}
+
+}  // namespace posgeom::report
