@@ -1,5 +1,7 @@
 #include "posgeom/report/html_report.h"
 
+#include "posgeom/report/neuron_tables.h"
+
 #include "browser.h"
 #include <set>
 
@@ -48,6 +50,9 @@ window.addEventListener('load', () => {
       overflowing: svgs.filter(s => s.getBoundingClientRect().right > w + 0.5).length,
       caption: ((f.querySelector('figcaption') || {}).textContent || '').length};
   }
+  out.neuronRows = document.querySelectorAll('#neuron-table tr').length;
+  const neurons = document.querySelector('#neurons');
+  out.neuronsHeight = neurons ? neurons.getBoundingClientRect().height : 0;
   const image = document.querySelector('#fig-gram image');
   if (image) { const r = image.getBoundingClientRect(); out.gram = [r.left, r.top + window.scrollY, r.width, r.height]; }
   const pre = document.createElement('pre');
@@ -79,7 +84,20 @@ TEST(HtmlReport, RendersInHeadlessChromiumAtLlamaScale) {
   const auto layers = sampleLayers(33, 256, 16);
   const auto heads = sampleHeads(33, 32, 256, 2);
   const auto page = s / "report.html";
-  writeFile(page, report::htmlReport(sampleSummary(layers, heads), layers, heads));
+  auto summary = sampleSummary(layers, heads);
+  heads::NeuronAnalysis neurons;  // a GPT-2-sized table: 20 rows of 10 + 10 long token names
+  neurons.contextual_heads = {1, 4, 7};
+  neurons.groups = {{{1, 4}, 0.9}, {{7}, 1.0}};
+  neurons.windows = 8;
+  std::vector<std::string> names;
+  for (int v = 0; v < 300; ++v) names.push_back("\u0120token_" + std::to_string(v) + (v % 7 == 0 ? "_with_a_long_tail" : ""));
+  for (int j = 0; j < 3072; ++j) {
+    heads::NeuronReport r{j, 3072.0 - j, 0.5, 0.6, {}, {}};
+    for (int k = 0; k < 10; ++k) r.top_positive.emplace_back((j + k) % 300, 1.0 / (k + 1)), r.top_negative.emplace_back((j + 3 * k) % 300, -1.0);
+    neurons.neurons.push_back(r);
+  }
+  summary["neurons"] = report::neuronsJson(neurons, names);
+  writeFile(page, report::htmlReport(summary, layers, heads));
   EXPECT_LT(fs::file_size(page), 3u << 20) << "the page should load instantly";
   nlohmann::json box;
   for (int width : {1280, 800}) {
@@ -102,6 +120,8 @@ TEST(HtmlReport, RendersInHeadlessChromiumAtLlamaScale) {
     EXPECT_EQ(result["figures"]["fig-qk"]["panels"], 12);
     EXPECT_EQ(result["figures"]["fig-qk-basis"]["panels"], 4);  // two a head
     EXPECT_EQ(result["figures"]["fig-kernel-maps"]["panels"], 64);  // the first 64 of 1024 heads
+    EXPECT_EQ(result["neuronRows"], 21);  // the header and the top 20
+    EXPECT_GT(result["neuronsHeight"].get<double>(), 200);
   }
   // The screenshot shows the first Gram heatmap drawn: many colours inside its box.
   const int top = static_cast<int>(box[1].get<double>()), height = static_cast<int>(box[3].get<double>());
