@@ -67,7 +67,7 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
                 "with --heads: every head's kernel at every query into kernels_B<b>.safetensors ([heads, T, T] float32, "
                 "8 T^2 bytes a head)");
   sub->add_flag("--neurons", o->neurons,
-                "with --heads: block 0's contextual neurons from the weights (neurons.csv; gpt2, bert, roberta)");
+                "with --heads: block 0's contextual neurons from the weights (neurons.csv; GPT-2, BERT, RoBERTa, Llama-style)");
   sub->add_option("--contextual-below", o->contextual_cv,
                   "a broad head is contextual when its softmax denominator's CV is below this")
       ->capture_default_str();

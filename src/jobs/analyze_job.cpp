@@ -217,7 +217,7 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
 
   pass::AnalysisPass pass(plan, pass::loadPassModel(plan));
   if (o.neurons && !pass::hasNeuronCircuit(pass.model()))
-    throw InputError("--neurons", "is not available for model_type '" + plan.config.model_type + "' (gpt2, bert and roberta have it)");
+    throw InputError("--neurons", "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, olmo without clip_qkv)");
   const double load_s = secondsSince(t0);
   corpus::CorpusOptions corpus_options = o.corpus;
   corpus_options.repeat_period = plan.repeat_period;

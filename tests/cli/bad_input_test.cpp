@@ -340,8 +340,8 @@ std::vector<BadInput> cases() {
   c.push_back(row("screenot-k-zero", tiny({"--screenot-k", "0"}), 2, "--screenot-k: must be a whole number >= 1 (got 0)"));
   c.push_back(row("neurons-without-heads", tiny({"--neurons"}), 2, "--neurons: reads the kernels of --heads: add --heads"));
   c.push_back(row("neurons-unsupported-family",
-               [](const fs::path&) { return onRandomIds(fixtureModel("tiny-llama"), {"--heads", "--neurons"}); }, 2,
-               "--neurons: is not available for model_type 'llama' (gpt2, bert and roberta have it)"));
+               [](const fs::path&) { return onRandomIds(fixtureModel("tiny-bloom"), {"--heads", "--neurons"}); }, 2,
+               "--neurons: is not available for model_type 'bloom' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, olmo without clip_qkv)"));
   c.push_back(row("repeated-random-too-short",
                [](const fs::path&) {
                  return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus", "repeated-random", "--num-seqs", "2",

@@ -1,5 +1,7 @@
 #include "llama_style.h"
 
+#include "head_maps.h"
+
 #include <cmath>
 
 #include "posgeom/base/error.h"
@@ -271,6 +273,7 @@ ForwardOutputs DecoderModel::forward(const ForwardRequest& r) const {
     emitAttentionInput(r, i, a);
     const auto attended = attention(l, i, a, causal, rope);
     x = num.round(x + (style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
+    emitMlpInput(r, i, x);
     const auto m = norm(x, style_.sandwich_norms ? l.pre_mlp_ln : l.ln_2);
     const auto gate = ops::activation(c.activation, ops::linear(m, l.gate, {}, num), num);
     const auto mlp = ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num);
@@ -287,6 +290,32 @@ ForwardOutputs DecoderModel::forward(const ForwardRequest& r) const {
     }
   }
   return out;
+}
+
+std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) const {
+  const auto& c = config();
+  if (style_.sandwich_norms || c.qkv_clip > 0) return std::nullopt;
+  const auto& l = layers_.front();
+  const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);
+  NeuronCircuit n;
+  // No position embedding: a token's attention input is its normed embedding.
+  auto e = embed_;
+  if (style_.gemma_norms) e = e * std::sqrt(static_cast<double>(c.hidden_size));
+  n.token_inputs = norm(e, l.ln_1).to(host);
+  const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, group = h / c.num_kv_heads;
+  // Grouped-query heads share their key-value head's value map.
+  const auto v = l.v.to(host).reshape({c.num_kv_heads, dh, d}).repeat_interleave(group, 0).reshape({h * dh, d});
+  std::tie(n.wv, n.wo) = arch::perHeadValueOutput(v, l.o, h, dh);
+  if (style_.plain_layer_norms) {  // OLMo: a LayerNorm without weights
+    n.norm_weight = at::ones({d}, host);
+    n.norm_bias = at::zeros({d}, host);
+    n.norm_eps = 1e-5;
+  } else {
+    n.norm_weight = (style_.gemma_norms ? 1 + l.ln_2.to(host) : l.ln_2.to(host));
+    n.norm_eps = c.norm_eps;
+  }
+  n.w_in = l.gate.to(host).contiguous();  // the gate's pre-activation: the neuron
+  return n;
 }
 
 // RoPE is not in these maps: the heads analysis rotates q at the query's position and k

@@ -57,6 +57,9 @@ class DecoderModel : public Model {
   DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style);
   ForwardOutputs forward(const ForwardRequest& r) const override;
   QueryKeyMaps queryKeyMaps(int64_t index) const override;
+  // None with sandwich norms (the attention's output is normed before it is added) or a
+  // q/k/v clamp (values no longer linear in the input).
+  std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override;
   bool hasLmHead() const override { return true; }
 
  private:

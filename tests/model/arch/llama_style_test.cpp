@@ -64,5 +64,59 @@ TEST(LlamaStyle, UnreadRopeVariantsAreRefusedByName) {
   EXPECT_EQ(loadConfig(llamaWith(s, [](nlohmann::json& c) { c["rope_scaling"] = nullptr; })).rope.theta, 10000.0);
 }
 
+// The neuron circuit against the model's own forward, where a window repeats one token: with
+// no position embedding every attention input is the token's normed embedding, and whatever
+// the attention weights, the block adds W_O W_V x (+ constants) to the stream. Two tokens'
+// difference cancels the constants (Qwen2's value bias).
+class NeuronCircuitOf : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NeuronCircuitOf, MatchesTheForwardWhereContentIsConstant) {
+  const auto loaded = model::loadModel(hfFixtureDir(GetParam()), model::Numerics::parse("float32", "cpu"));
+  const auto& m = *loaded.model;
+  const auto circuit = m.neuronCircuit(8);
+  ASSERT_TRUE(circuit.has_value());
+  struct Capture : model::LayerObserver {
+    at::Tensor h0, x, u;
+    void onHidden(int64_t layer, const at::Tensor& h) override {
+      if (layer == 0) h0 = h[0].to(at::kDouble);
+    }
+    void onAttentionInput(int64_t block, const at::Tensor& a) override {
+      if (block == 0) x = a[0].to(at::kDouble);
+    }
+    void onMlpInput(int64_t block, const at::Tensor& v) override {
+      if (block == 0) u = v[0].to(at::kDouble);
+    }
+  };
+  std::vector<Capture> runs(2);
+  const int64_t tokens[2] = {3, 11};
+  for (int r = 0; r < 2; ++r) {
+    model::ForwardRequest request;
+    request.ids = at::full({1, 8}, tokens[r], at::TensorOptions().dtype(at::kLong));
+    request.last_layer = 1;
+    request.observer = &runs[static_cast<std::size_t>(r)];
+    m.forward(request);
+    ASSERT_TRUE(runs[static_cast<std::size_t>(r)].u.defined());
+    const auto expected = circuit->token_inputs[tokens[r]].to(at::kDouble);
+    EXPECT_LT((runs[static_cast<std::size_t>(r)].x[5] - expected).abs().max().item<double>(), 1e-5) << GetParam();
+  }
+  const auto dx = runs[0].x[7] - runs[1].x[7];
+  auto predicted = at::zeros_like(dx);
+  for (int64_t h = 0; h < circuit->wv.size(0); ++h)
+    predicted += at::mv(circuit->wo[h].to(at::kDouble), at::mv(circuit->wv[h].to(at::kDouble), dx));
+  const auto actual = (runs[0].u[7] - runs[0].h0[7]) - (runs[1].u[7] - runs[1].h0[7]);
+  EXPECT_LT((actual - predicted).abs().max().item<double>(), 1e-4 * (1 + actual.abs().max().item<double>())) << GetParam();
+  EXPECT_EQ(circuit->w_in.size(0), m.config().intermediate_size);
+}
+
+INSTANTIATE_TEST_SUITE_P(HfFamilies, NeuronCircuitOf,
+                         ::testing::Values("hf-llama", "hf-mistral", "hf-qwen2", "hf-qwen3", "hf-gemma", "hf-phi3"));
+
+// Where the linearisation does not hold, no circuit: Gemma-2's sandwich norms, OLMo's clamp.
+TEST(LlamaStyle, NoNeuronCircuitWithSandwichNormsOrAClamp) {
+  for (const char* name : {"hf-gemma2", "hf-olmo"})
+    EXPECT_FALSE(model::loadModel(hfFixtureDir(name), model::Numerics::parse("float32", "cpu")).model->neuronCircuit(8).has_value())
+        << name;
+}
+
 }  // namespace
 }  // namespace posgeom::testing
