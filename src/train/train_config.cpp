@@ -82,7 +82,9 @@ TrainConfig readTrainConfig(const fs::path& path) {
   d.read("tokens", c.data.tokens);
   d.read("validation_fraction", c.data.validation_fraction);
   d.read("digits", c.data.digits);
+  d.read("noise", c.data.noise);
   d.done();
+  d.require(c.data.noise >= 0 && c.data.noise <= 2, "noise must be 0, 1 or 2");
   d.require(c.data.task == "text" || c.data.task == "addition", "task must be text or addition");
   if (c.data.task == "text") {
     d.require(!corpus.empty(), "needs a corpus for the text task");
@@ -132,7 +134,7 @@ double learningRate(const OptimizerSpec& o, int64_t step) {
 }
 
 nlohmann::json TrainConfig::toJson() const {
-  return {{"model", {{"layers", model.layers}, {"heads", model.heads}, {"width", model.width}, {"context", model.context},
+  nlohmann::json j = {{"model", {{"layers", model.layers}, {"heads", model.heads}, {"width", model.width}, {"context", model.context},
                      {"positions", model.positions}, {"dropout", model.dropout}, {"bias", model.bias},
                      {"position_encoding", model.position_encoding}}},
           {"data", {{"task", data.task}, {"corpus", data.corpus.string()}, {"tokens", data.tokens},
@@ -143,6 +145,9 @@ nlohmann::json TrainConfig::toJson() const {
                      {"grad_clip", optim.grad_clip}}},
           {"run", {{"seed", run.seed}, {"eval_interval", run.eval_interval}, {"eval_batches", run.eval_batches},
                    {"checkpoint_interval", run.checkpoint_interval}, {"out", run.out.string()}}}};
+  // Only when set: checkpoints of runs without it keep resuming.
+  if (data.noise != 0) j["data"]["noise"] = data.noise;
+  return j;
 }
 
 }  // namespace posgeom::train

@@ -38,10 +38,26 @@ double unigramCrossEntropy(const std::vector<int64_t>& train, const std::vector<
   return nats / static_cast<double>(validation.size());
 }
 
-// A token stream split into training and validation parts; windows at random offsets.
+// A token stream split into training and validation parts; windows at random offsets,
+// training windows randomised as `noise` says (DataSpec::noise).
 class StreamData : public TrainingData {
  public:
   std::vector<int64_t> batch(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const override {
+    auto out = windows(validation, batch, length, seed, index);
+    if (validation || noise_ == 0) return out;
+    uint64_t state = mix(seed, static_cast<uint64_t>(index), 3);
+    const auto vocab = static_cast<uint64_t>(vocabSize());
+    const int64_t first = noise_ == 1 ? length / 2 : 0;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = first; i < length; ++i) out[static_cast<std::size_t>(b * length + i)] = static_cast<int64_t>(splitMix(state) % vocab);
+    return out;
+  }
+
+ protected:
+  explicit StreamData(int64_t noise) : noise_(noise) {}
+
+ private:
+  std::vector<int64_t> windows(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const {
     const auto& ids = validation ? validation_ : train_;
     if (static_cast<int64_t>(ids.size()) <= length)
       throw InputError("[data]", std::string("the ") + (validation ? "validation" : "training") + " split has " +
@@ -55,6 +71,7 @@ class StreamData : public TrainingData {
     }
     return out;
   }
+  int64_t noise_;
 
  protected:
   std::vector<int64_t> train_, validation_;
@@ -62,7 +79,7 @@ class StreamData : public TrainingData {
 
 class TextData final : public StreamData {
  public:
-  explicit TextData(const DataSpec& spec) : bytes_(spec.tokens == "bytes") {
+  explicit TextData(const DataSpec& spec) : StreamData(spec.noise), bytes_(spec.tokens == "bytes") {
     std::string text;
     for (const auto& file : corpus::corpusFiles(spec.corpus.string())) {
       std::ifstream in(file, std::ios::binary);
@@ -122,7 +139,7 @@ class TextData final : public StreamData {
 // "a+b=c\n" problems with operands of 1..digits digits, packed into a stream.
 class AdditionData final : public StreamData {
  public:
-  explicit AdditionData(const DataSpec& spec) : digits_(spec.digits) {
+  explicit AdditionData(const DataSpec& spec) : StreamData(spec.noise), digits_(spec.digits) {
     // A fixed pool makes the splits disjoint and the baseline computable.
     uint64_t state = 0x5EED;
     for (int split = 0; split < 2; ++split) {

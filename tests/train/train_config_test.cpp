@@ -19,6 +19,10 @@ TEST(TrainConfig, ReadsTablesAndResolvesTheCorpus) {
   EXPECT_EQ(c.data.corpus, s / "text.txt");
   EXPECT_EQ(c.optim.decay, "linear");
   EXPECT_EQ(c.toJson()["data"]["tokens"], "bytes");
+  EXPECT_EQ(c.data.noise, 0);
+  EXPECT_FALSE(c.toJson()["data"].contains("noise"));  // saved configs without it still resume
+  writeFile(s / "n.toml", "[data]\ncorpus = \"text.txt\"\nnoise = 2\n");
+  EXPECT_EQ(train::readTrainConfig(s / "n.toml").toJson()["data"]["noise"], 2);
 }
 
 TEST(TrainConfig, BadValuesNameTheFileAndTable) {
@@ -38,6 +42,7 @@ TEST(TrainConfig, BadValuesNameTheFileAndTable) {
   EXPECT_EQ(message("[data]\ntask = \"poetry\"\n"), f + ": [data] task must be text or addition");
   EXPECT_EQ(message("[optim]\nlearning_rate = \"fast\"\n[data]\ncorpus = \"x\"\n"), f + ": [optim] learning_rate has the wrong type");
   EXPECT_EQ(message("[training]\n"), f + ": unknown table 'training' (model, data, optim, run)");
+  EXPECT_EQ(message("[data]\ncorpus = \"x\"\nnoise = 3\n"), f + ": [data] noise must be 0, 1 or 2");
   // Floats where whole numbers go (nan, 1e30, 2.5) used to be converted: undefined for nan.
   for (const char* width : {"+nan", "1e30", "2.5"})
     EXPECT_EQ(message("[model]\nwidth = " + std::string(width) + "\n"), f + ": [model] width must be a whole number") << width;

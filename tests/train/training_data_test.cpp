@@ -56,6 +56,42 @@ TEST(TrainingData, BatchesArePureFunctionsOfSeedAndStep) {
   EXPECT_LT(data->describe()["unigram_validation_loss"].get<double>(), std::log(13.0));
 }
 
+// The randomisation experiment: level 1 replaces the second half of every training window
+// with uniform ids, level 2 all of it; the clean half and the validation windows stay.
+TEST(TrainingData, NoiseLevelsRandomiseTheirPartOfEachTrainingWindow) {
+  ScratchDir s;
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "abcdefgh"[i % 8];  // a periodic corpus: random ids stand out
+  writeFile(s / "p.txt", text);
+  train::DataSpec spec;
+  spec.corpus = s / "p.txt";
+  const auto clean = train::openTrainingData(spec);
+  spec.noise = 1;
+  const auto half = train::openTrainingData(spec);
+  spec.noise = 2;
+  const auto whole = train::openTrainingData(spec);
+  const int64_t batch = 6, length = 33;
+  const auto c = clean->batch(false, batch, length, 4, 9), h = half->batch(false, batch, length, 4, 9),
+             w = whole->batch(false, batch, length, 4, 9);
+  int64_t changed_first = 0, changed_second = 0, changed_whole = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < length; ++i) {
+      const auto k = static_cast<std::size_t>(b * length + i);
+      (i < length / 2 ? changed_first : changed_second) += h[k] != c[k];
+      changed_whole += w[k] != c[k];
+      EXPECT_GE(h[k], 0);
+      EXPECT_LT(h[k], clean->vocabSize());
+      EXPECT_LT(w[k], clean->vocabSize());
+    }
+  EXPECT_EQ(changed_first, 0);  // the first 16 of each window as the corpus has them
+  // Uniform over the 9 ids (8 letters and <unk>): 8/9 of the randomised ids differ.
+  EXPECT_GT(changed_second, batch * 17 * 6 / 9);
+  EXPECT_GT(changed_whole, batch * length * 6 / 9);
+  EXPECT_EQ(half->batch(false, batch, length, 4, 9), h);   // a pure function of (seed, step), as before
+  EXPECT_NE(half->batch(false, batch, length, 4, 10), h);
+  EXPECT_EQ(whole->batch(true, batch, length, 4, 9), clean->batch(true, batch, length, 4, 9));  // validation is clean
+}
+
 TEST(TrainingData, AdditionProblemsHaveTheirDigits) {
   uint64_t state = 3;
   for (int64_t digits = 1; digits <= 12; ++digits)

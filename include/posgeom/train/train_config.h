@@ -25,6 +25,10 @@ struct DataSpec {
   std::string tokens = "char";        // text: char (the corpus' characters) or bytes (256 byte-level tokens)
   double validation_fraction = 0.1;   // text: the last part of the corpus
   int64_t digits = 10;                // addition: operands of 1..digits digits
+  // The paper's randomisation experiment: 1 replaces the second half of every training
+  // window with uniform random ids (inputs and targets alike), 2 the whole window; 0 none.
+  // Validation windows stay as they are.
+  int64_t noise = 0;
 };
 
 struct OptimizerSpec {
