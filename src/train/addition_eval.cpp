@@ -22,14 +22,15 @@ std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& mode
     const auto ids = tokenizer->encode(text, stats);
     return std::vector<int64_t>(ids.begin(), ids.end());
   };
+  const AdditionFormat format = trainedAdditionFormat(model_dir);  // as the model was trained
   const c10::NoGradGuard no_grad;
   std::vector<AdditionAccuracy> out;
   uint64_t state = seed;
   for (int64_t digits = 1; digits <= max_digits; ++digits) {
     std::vector<std::vector<int64_t>> prompts, answers;
     for (int64_t s = 0; s < samples; ++s) {
-      const uint64_t a = randomOperand(state, digits), b = randomOperand(state, digits);
-      const std::string problem = additionProblem(a, b);
+      const auto [a, b] = randomOperands(state, digits, digits, format.carries);
+      const std::string problem = additionProblem(a, b, format);
       const auto eq = problem.find('=');
       prompts.push_back(encode("\n" + problem.substr(0, eq + 1)));
       answers.push_back(encode(problem.substr(eq + 1)));  // the sum and "\n"

@@ -83,6 +83,9 @@ TrainConfig readTrainConfig(const fs::path& path) {
   d.read("validation_fraction", c.data.validation_fraction);
   d.read("digits", c.data.digits);
   d.read("noise", c.data.noise);
+  d.read("min_digits", c.data.min_digits);
+  d.read("reverse_sum", c.data.reverse_sum);
+  d.read("carries", c.data.carries);
   d.done();
   d.require(c.data.noise >= 0 && c.data.noise <= 2, "noise must be 0, 1 or 2");
   d.require(c.data.task == "text" || c.data.task == "addition", "task must be text or addition");
@@ -93,6 +96,7 @@ TrainConfig readTrainConfig(const fs::path& path) {
     d.require(c.data.validation_fraction > 0 && c.data.validation_fraction < 0.5, "validation_fraction must be in (0, 0.5)");
   } else {
     d.require(c.data.digits >= 1 && c.data.digits <= 18, "digits must be 1..18");
+    d.require(c.data.min_digits >= 1 && c.data.min_digits <= c.data.digits, "min_digits must be 1..digits");
   }
 
   TableReader o(root, "optim", file);
@@ -147,6 +151,9 @@ nlohmann::json TrainConfig::toJson() const {
                    {"checkpoint_interval", run.checkpoint_interval}, {"out", run.out.string()}}}};
   // Only when set: checkpoints of runs without it keep resuming.
   if (data.noise != 0) j["data"]["noise"] = data.noise;
+  if (data.min_digits != 1) j["data"]["min_digits"] = data.min_digits;
+  if (data.reverse_sum) j["data"]["reverse_sum"] = true;
+  if (!data.carries) j["data"]["carries"] = false;
   return j;
 }
 

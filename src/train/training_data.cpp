@@ -8,6 +8,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/corpus/document_reader.h"
+#include "posgeom/io/json_file.h"
 #include "posgeom/tokenize/pre_tokenizer.h"
 #include "posgeom/tokenize/unicode.h"
 
@@ -136,19 +137,22 @@ class TextData final : public StreamData {
   std::string corpus_;
 };
 
-// "a+b=c\n" problems with operands of 1..digits digits, packed into a stream.
+// "a+b=c\n" problems with operands of min_digits..digits digits, packed into a stream.
 class AdditionData final : public StreamData {
  public:
-  explicit AdditionData(const DataSpec& spec) : StreamData(spec.noise), digits_(spec.digits) {
+  explicit AdditionData(const DataSpec& spec)
+      : StreamData(spec.noise), digits_(spec.digits), min_digits_(spec.min_digits), format_(additionFormat(spec)) {
     // A fixed pool makes the splits disjoint and the baseline computable.
     uint64_t state = 0x5EED;
     for (int split = 0; split < 2; ++split) {
       auto& ids = split == 0 ? train_ : validation_;
       const int64_t problems = split == 0 ? 200000 : 20000;
       for (int64_t p = 0; p < problems; ++p) {
-        const int64_t da = 1 + static_cast<int64_t>(splitMix(state) % static_cast<uint64_t>(digits_));
-        const int64_t db = 1 + static_cast<int64_t>(splitMix(state) % static_cast<uint64_t>(digits_));
-        for (char c : additionProblem(randomOperand(state, da), randomOperand(state, db))) ids.push_back(idOf(c));
+        const auto range = static_cast<uint64_t>(digits_ - min_digits_ + 1);
+        const int64_t da = min_digits_ + static_cast<int64_t>(splitMix(state) % range);
+        const int64_t db = min_digits_ + static_cast<int64_t>(splitMix(state) % range);
+        const auto [a, b] = randomOperands(state, da, db, format_.carries);
+        for (char c : additionProblem(a, b, format_)) ids.push_back(idOf(c));
       }
     }
   }
@@ -166,12 +170,14 @@ class AdditionData final : public StreamData {
     return {{"version", "1.0"}, {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}};
   }
   nlohmann::json describe() const override {
-    return {{"task", "addition"}, {"digits", digits_}, {"vocab_size", 13}, {"train_tokens", train_.size()},
+    return {{"task", "addition"}, {"digits", digits_}, {"min_digits", min_digits_}, {"reverse_sum", format_.reverse_sum},
+            {"carries", format_.carries}, {"vocab_size", 13}, {"train_tokens", train_.size()},
             {"validation_tokens", validation_.size()}, {"unigram_validation_loss", unigramCrossEntropy(train_, validation_, 13)}};
   }
 
  private:
-  int64_t digits_;
+  int64_t digits_, min_digits_;
+  AdditionFormat format_;
 };
 
 }  // namespace
@@ -191,8 +197,39 @@ uint64_t randomOperand(uint64_t& state, int64_t digits) {
   return lo + splitMix(state) % (hi - lo);
 }
 
-std::string additionProblem(uint64_t a, uint64_t b) {
-  return std::to_string(a) + "+" + std::to_string(b) + "=" + std::to_string(a + b) + "\n";
+std::pair<uint64_t, uint64_t> randomOperands(uint64_t& state, int64_t a_digits, int64_t b_digits, bool carries) {
+  for (;;) {
+    const uint64_t a = randomOperand(state, a_digits);
+    if (carries) return {a, randomOperand(state, b_digits)};
+    // b digit by digit, least significant first: each at most 9 - a's digit in its column.
+    uint64_t b = 0, place = 1, rest = a;
+    bool room = true;
+    for (int64_t k = 0; k < b_digits; ++k, place *= 10, rest /= 10) {
+      const uint64_t lowest = k + 1 == b_digits && b_digits > 1 ? 1 : 0, highest = 9 - rest % 10;
+      if (highest < lowest) {
+        room = false;
+        break;
+      }
+      b += place * (lowest + splitMix(state) % (highest - lowest + 1));
+    }
+    if (room) return {a, b};
+  }
+}
+
+std::string additionProblem(uint64_t a, uint64_t b, const AdditionFormat& format) {
+  std::string sum = std::to_string(a + b);
+  if (format.reverse_sum) std::reverse(sum.begin(), sum.end());
+  return std::to_string(a) + "+" + std::to_string(b) + "=" + sum + "\n";
+}
+
+AdditionFormat additionFormat(const DataSpec& spec) { return {spec.reverse_sum, spec.carries}; }
+
+AdditionFormat trainedAdditionFormat(const std::filesystem::path& model_dir) {
+  const auto path = model_dir / "train_config.json";
+  if (!std::filesystem::is_regular_file(path)) return {};
+  const auto config = io::readJsonFile(path);
+  const auto data = config.value("data", nlohmann::json::object());
+  return {data.value("reverse_sum", false), data.value("carries", true)};
 }
 
 std::unique_ptr<TrainingData> openTrainingData(const DataSpec& spec) {

@@ -23,6 +23,11 @@ TEST(TrainConfig, ReadsTablesAndResolvesTheCorpus) {
   EXPECT_FALSE(c.toJson()["data"].contains("noise"));  // saved configs without it still resume
   writeFile(s / "n.toml", "[data]\ncorpus = \"text.txt\"\nnoise = 2\n");
   EXPECT_EQ(train::readTrainConfig(s / "n.toml").toJson()["data"]["noise"], 2);
+  writeFile(s / "a.toml", "[data]\ntask = \"addition\"\nreverse_sum = true\ncarries = false\nmin_digits = 2\n");
+  const auto a = train::readTrainConfig(s / "a.toml");
+  EXPECT_TRUE(a.data.reverse_sum);
+  EXPECT_FALSE(a.toJson()["data"]["carries"]);
+  EXPECT_EQ(a.toJson()["data"]["min_digits"], 2);
 }
 
 TEST(TrainConfig, BadValuesNameTheFileAndTable) {
@@ -43,6 +48,7 @@ TEST(TrainConfig, BadValuesNameTheFileAndTable) {
   EXPECT_EQ(message("[optim]\nlearning_rate = \"fast\"\n[data]\ncorpus = \"x\"\n"), f + ": [optim] learning_rate has the wrong type");
   EXPECT_EQ(message("[training]\n"), f + ": unknown table 'training' (model, data, optim, run)");
   EXPECT_EQ(message("[data]\ncorpus = \"x\"\nnoise = 3\n"), f + ": [data] noise must be 0, 1 or 2");
+  EXPECT_EQ(message("[data]\ntask = \"addition\"\ndigits = 3\nmin_digits = 4\n"), f + ": [data] min_digits must be 1..digits");
   // Floats where whole numbers go (nan, 1e30, 2.5) used to be converted: undefined for nan.
   for (const char* width : {"+nan", "1e30", "2.5"})
     EXPECT_EQ(message("[model]\nwidth = " + std::string(width) + "\n"), f + ": [model] width must be a whole number") << width;

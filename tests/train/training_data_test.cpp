@@ -1,5 +1,6 @@
 #include "posgeom/train/training_data.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "posgeom/base/error.h"
@@ -100,6 +101,61 @@ TEST(TrainingData, AdditionProblemsHaveTheirDigits) {
       EXPECT_EQ(static_cast<int64_t>(std::to_string(a).size()), digits);
     }
   EXPECT_EQ(train::additionProblem(995, 7), "995+7=1002\n");
+  EXPECT_EQ(train::additionProblem(995, 7, {true, true}), "995+7=2001\n");  // the paper's reversed sum
+}
+
+// Without carries every column of the two operands sums below 10, lengths as asked (b's
+// leading digit never 0), and the draw with carries is the plain one.
+TEST(TrainingData, OperandsWithoutCarries) {
+  uint64_t state = 7;
+  for (int64_t da = 1; da <= 9; ++da)
+    for (int64_t db = 1; db <= 9; ++db)
+      for (int i = 0; i < 40; ++i) {
+        const auto [a, b] = train::randomOperands(state, da, db, false);
+        EXPECT_EQ(static_cast<int64_t>(std::to_string(a).size()), da);
+        ASSERT_EQ(static_cast<int64_t>(std::to_string(b).size()), db) << a << " " << b;
+        for (uint64_t x = a, y = b; x > 0 || y > 0; x /= 10, y /= 10) EXPECT_LT(x % 10 + y % 10, 10u) << a << "+" << b;
+      }
+  uint64_t s1 = 11, s2 = 11;
+  const auto [a, b] = train::randomOperands(s1, 5, 3, true);
+  EXPECT_EQ(a, train::randomOperand(s2, 5));
+  EXPECT_EQ(b, train::randomOperand(s2, 3));
+}
+
+// The addition stream as configured: reversed sums, no carries, operand lengths in
+// min_digits..digits; the format recorded beside a trained model is the one evaluated.
+TEST(TrainingData, AdditionVariantsAsConfigured) {
+  ScratchDir s;
+  train::DataSpec spec;
+  spec.task = "addition";
+  spec.digits = 4;
+  spec.min_digits = 3;
+  spec.reverse_sum = true;
+  spec.carries = false;
+  const auto data = train::openTrainingData(spec);
+  const auto ids = data->batch(true, 1, 400, 1, 0);
+  std::string text;
+  for (const auto id : ids) text += id < 10 ? static_cast<char>('0' + id) : id == 10 ? '+' : id == 11 ? '=' : '\n';
+  int problems = 0;
+  for (std::size_t start = text.find('\n') + 1, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string p = text.substr(start, end - start);
+    const auto plus = p.find('+'), eq = p.find('=');
+    const std::string a = p.substr(0, plus), b = p.substr(plus + 1, eq - plus - 1);
+    std::string sum = p.substr(eq + 1);
+    std::reverse(sum.begin(), sum.end());
+    EXPECT_GE(a.size(), 3u);
+    EXPECT_LE(b.size(), 4u);
+    EXPECT_EQ(std::stoull(a) + std::stoull(b), std::stoull(sum)) << p;
+    EXPECT_EQ(std::to_string(std::stoull(a) + std::stoull(b)).size(), std::max(a.size(), b.size())) << p;  // no carry out
+    ++problems;
+  }
+  EXPECT_GT(problems, 20);
+  EXPECT_EQ(data->describe()["reverse_sum"], true);
+  EXPECT_EQ(train::trainedAdditionFormat(s.path()).reverse_sum, false);  // no train_config.json
+  writeFile(s / "train_config.json", R"({"data": {"reverse_sum": true, "carries": false}})");
+  const auto format = train::trainedAdditionFormat(s.path());
+  EXPECT_TRUE(format.reverse_sum);
+  EXPECT_FALSE(format.carries);
 }
 
 }  // namespace

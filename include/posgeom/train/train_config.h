@@ -24,7 +24,10 @@ struct DataSpec {
   std::filesystem::path corpus;       // text: a file, directory or pattern
   std::string tokens = "char";        // text: char (the corpus' characters) or bytes (256 byte-level tokens)
   double validation_fraction = 0.1;   // text: the last part of the corpus
-  int64_t digits = 10;                // addition: operands of 1..digits digits
+  int64_t digits = 10;                // addition: operands of min_digits..digits digits
+  int64_t min_digits = 1;
+  bool reverse_sum = false;           // addition: the sum's digits least significant first (the paper's)
+  bool carries = true;                // addition: false keeps every digit column's sum below 10
   // The paper's randomisation experiment: 1 replaces the second half of every training
   // window with uniform random ids (inputs and targets alike), 2 the whole window; 0 none.
   // Validation windows stay as they are.

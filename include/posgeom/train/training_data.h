@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posgeom/train/train_config.h"
@@ -28,10 +29,22 @@ class TrainingData {
 
 std::unique_ptr<TrainingData> openTrainingData(const DataSpec& spec);
 
-// One addition problem as the model sees it: "a+b=c\n".
-std::string additionProblem(uint64_t a, uint64_t b);
+// How the addition task writes its problems (DataSpec's reverse_sum and carries).
+struct AdditionFormat {
+  bool reverse_sum = false;
+  bool carries = true;
+};
+AdditionFormat additionFormat(const DataSpec& spec);
+// What a trained model's train_config.json records (the defaults without one).
+AdditionFormat trainedAdditionFormat(const std::filesystem::path& model_dir);
+
+// One addition problem as the model sees it: "a+b=c\n", c's digits reversed with reverse_sum.
+std::string additionProblem(uint64_t a, uint64_t b, const AdditionFormat& format = {});
 // A random operand with exactly `digits` digits.
 uint64_t randomOperand(uint64_t& state, int64_t digits);
+// Operands of exactly `a_digits` and `b_digits` digits; without carries every digit column
+// sums below 10 (a drawn again where its digit leaves b's leading digit no room).
+std::pair<uint64_t, uint64_t> randomOperands(uint64_t& state, int64_t a_digits, int64_t b_digits, bool carries);
 // SplitMix64: the generator behind every batch.
 uint64_t splitMix(uint64_t& state);
 
