@@ -86,11 +86,13 @@ TrainConfig readTrainConfig(const fs::path& path) {
   d.read("min_digits", c.data.min_digits);
   d.read("reverse_sum", c.data.reverse_sum);
   d.read("carries", c.data.carries);
+  d.read("answer_loss", c.data.answer_loss);
   d.done();
   d.require(c.data.noise >= 0 && c.data.noise <= 2, "noise must be 0, 1 or 2");
   d.require(c.data.task == "text" || c.data.task == "addition", "task must be text or addition");
   if (c.data.task == "text") {
     d.require(!corpus.empty(), "needs a corpus for the text task");
+    d.require(!c.data.answer_loss, "answer_loss is for the addition task");
     c.data.corpus = fs::path(corpus).is_absolute() ? fs::path(corpus) : (path.parent_path() / corpus).lexically_normal();
     d.require(c.data.tokens == "char" || c.data.tokens == "bytes", "tokens must be char or bytes");
     d.require(c.data.validation_fraction > 0 && c.data.validation_fraction < 0.5, "validation_fraction must be in (0, 0.5)");
@@ -154,6 +156,7 @@ nlohmann::json TrainConfig::toJson() const {
   if (data.min_digits != 1) j["data"]["min_digits"] = data.min_digits;
   if (data.reverse_sum) j["data"]["reverse_sum"] = true;
   if (!data.carries) j["data"]["carries"] = false;
+  if (data.answer_loss) j["data"]["answer_loss"] = true;
   return j;
 }
 

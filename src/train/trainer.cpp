@@ -184,7 +184,13 @@ class Trainer {
     r.want_logits = true;
     r.dropout = dropout;
     const auto logits = model.forward(r).logits;
-    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), all.narrow(1, 1, t).reshape({-1}));
+    const auto targets = all.narrow(1, 1, t).reshape({-1});
+    const auto weights = data_->lossWeights(ids, batch, t + 1);
+    if (weights.empty()) return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets);
+    // The mean over the weighted targets only (the answers' tokens).
+    const auto w = at::tensor(weights, at::TensorOptions().dtype(at::kFloat)).to(numerics_.device);
+    const auto each = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets, {}, at::Reduction::None);
+    return (each * w).sum() / w.sum().clamp_min(1.0);
   }
 
   double trainStep(int64_t step, double lr) {

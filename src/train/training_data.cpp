@@ -141,7 +141,8 @@ class TextData final : public StreamData {
 class AdditionData final : public StreamData {
  public:
   explicit AdditionData(const DataSpec& spec)
-      : StreamData(spec.noise), digits_(spec.digits), min_digits_(spec.min_digits), format_(additionFormat(spec)) {
+      : StreamData(spec.noise), digits_(spec.digits), min_digits_(spec.min_digits), format_(additionFormat(spec)),
+        answer_loss_(spec.answer_loss) {
     // A fixed pool makes the splits disjoint and the baseline computable.
     uint64_t state = 0x5EED;
     for (int split = 0; split < 2; ++split) {
@@ -161,6 +162,9 @@ class AdditionData final : public StreamData {
     return c == '+' ? 10 : c == '=' ? 11 : 12;  // '\n'
   }
   int64_t vocabSize() const override { return 13; }
+  std::vector<float> lossWeights(const std::vector<int64_t>& ids, int64_t batch, int64_t length) const override {
+    return answer_loss_ ? answerWeights(ids, batch, length) : std::vector<float>{};
+  }
   nlohmann::json tokenizerJson() const override {
     nlohmann::json vocab = nlohmann::json::object();
     for (int d = 0; d < 10; ++d) vocab[std::string(1, static_cast<char>('0' + d))] = d;
@@ -178,6 +182,7 @@ class AdditionData final : public StreamData {
  private:
   int64_t digits_, min_digits_;
   AdditionFormat format_;
+  bool answer_loss_;
 };
 
 }  // namespace
@@ -220,6 +225,22 @@ std::string additionProblem(uint64_t a, uint64_t b, const AdditionFormat& format
   std::string sum = std::to_string(a + b);
   if (format.reverse_sum) std::reverse(sum.begin(), sum.end());
   return std::to_string(a) + "+" + std::to_string(b) + "=" + sum + "\n";
+}
+
+std::vector<float> answerWeights(const std::vector<int64_t>& ids, int64_t batch, int64_t length) {
+  constexpr int64_t kEquals = 11, kNewline = 12;  // AdditionData's ids of '=' and '\n'
+  std::vector<float> weights;
+  weights.reserve(static_cast<std::size_t>(batch * (length - 1)));
+  for (int64_t b = 0; b < batch; ++b) {
+    int state = -1;  // -1 unknown, 0 in a question, 1 in an answer
+    for (int64_t i = 0; i < length; ++i) {
+      const int64_t id = ids[static_cast<std::size_t>(b * length + i)];
+      if (i > 0) weights.push_back(state == 1 ? 1.0f : 0.0f);  // the target at i, judged by what came before it
+      if (id == kEquals) state = 1;
+      else if (id == kNewline) state = 0;
+    }
+  }
+  return weights;
 }
 
 AdditionFormat additionFormat(const DataSpec& spec) { return {spec.reverse_sum, spec.carries}; }

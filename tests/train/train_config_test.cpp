@@ -49,6 +49,7 @@ TEST(TrainConfig, BadValuesNameTheFileAndTable) {
   EXPECT_EQ(message("[training]\n"), f + ": unknown table 'training' (model, data, optim, run)");
   EXPECT_EQ(message("[data]\ncorpus = \"x\"\nnoise = 3\n"), f + ": [data] noise must be 0, 1 or 2");
   EXPECT_EQ(message("[data]\ntask = \"addition\"\ndigits = 3\nmin_digits = 4\n"), f + ": [data] min_digits must be 1..digits");
+  EXPECT_EQ(message("[data]\ncorpus = \"x\"\nanswer_loss = true\n"), f + ": [data] answer_loss is for the addition task");
   // Floats where whole numbers go (nan, 1e30, 2.5) used to be converted: undefined for nan.
   for (const char* width : {"+nan", "1e30", "2.5"})
     EXPECT_EQ(message("[model]\nwidth = " + std::string(width) + "\n"), f + ": [model] width must be a whole number") << width;

@@ -7,6 +7,7 @@
 #include "posgeom/io/json_file.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/model/load/loader.h"
+#include "posgeom/train/training_data.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -66,6 +67,42 @@ TEST(Trainer, LearnsAndWritesALoadableModel) {
   EXPECT_EQ(io::readJsonFile(s / "m/config.json")["posgeom_position_encoding"], "alibi");
   EXPECT_TRUE(fs::exists(s / "m/tokenizer.json"));
   EXPECT_EQ(io::readJsonFile(s / "m/train_config.json")["model"]["position_encoding"], "alibi");
+}
+
+// answer_loss: the training loss is the mean cross-entropy over the answers' tokens only,
+// computed here from the definition with the model the step saw (learning rate 0 keeps it).
+TEST(Trainer, AnswerLossIsTheMeanOverTheAnswersTokens) {
+  ScratchDir s;
+  auto c = tinyConfig(s, "a");
+  c.data.task = "addition";
+  c.data.digits = 3;
+  c.data.answer_loss = true;
+  c.model.dropout = 0;
+  c.optim.iterations = 1;
+  c.optim.learning_rate = c.optim.min_learning_rate = 0;
+  c.optim.weight_decay = 0;
+  const auto log = train::runTraining(c, {});
+  const auto data = train::openTrainingData(c.data);
+  const auto ids = data->batch(false, c.optim.batch_size, c.model.context + 1, c.run.seed, 0);
+  const auto weights = data->lossWeights(ids, c.optim.batch_size, c.model.context + 1);
+  const auto loaded = model::loadModel(s / "a", model::Numerics::parse("float32", "cpu"));
+  const auto all = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).view({c.optim.batch_size, c.model.context + 1});
+  model::ForwardRequest r;
+  r.ids = all.narrow(1, 0, c.model.context);
+  r.want_logits = true;
+  const auto logp = at::log_softmax(loaded.model->forward(r).logits.to(at::kDouble), -1);
+  double sum = 0, count = 0;
+  for (int64_t b = 0; b < c.optim.batch_size; ++b)
+    for (int64_t i = 0; i < c.model.context; ++i) {
+      const double w = weights[static_cast<std::size_t>(b * c.model.context + i)];
+      sum -= w * logp[b][i][all[b][i + 1].item<int64_t>()].item<double>();
+      count += w;
+    }
+  ASSERT_GT(count, 0);
+  EXPECT_NEAR(log.front().train_loss, sum / count, 1e-5);
+  c.data.answer_loss = false;  // every token: another number
+  c.run.out = s / "b";
+  EXPECT_GT(std::abs(train::runTraining(c, {}).front().train_loss - sum / count), 1e-3);
 }
 
 TEST(Trainer, NoPositionEncodingMeansNoPositionTable) {

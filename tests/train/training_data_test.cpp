@@ -122,6 +122,23 @@ TEST(TrainingData, OperandsWithoutCarries) {
   EXPECT_EQ(b, train::randomOperand(s2, 3));
 }
 
+// Loss weights on the answers only: the targets after "=" through their "\n"; unknown at a
+// window's start until a "=" or "\n" says where it is.
+TEST(TrainingData, AnswerWeightsCoverTheAnswersOnly) {
+  // "1+2=3\n45+5=05" as ids, then "7\n9=9\n1+1=2\n3", a window that starts inside an answer.
+  const std::vector<int64_t> ids{1, 10, 2, 11, 3, 12, 4, 5, 10, 5, 11, 0, 5,  //
+                                 7, 12, 9, 11, 9, 12, 1, 10, 1, 11, 2, 12, 3};
+  const auto w = train::answerWeights(ids, 2, 13);
+  // Targets are ids 1..12 of each window.
+  EXPECT_EQ(w, (std::vector<float>{0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1,  //
+                                   0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0}));
+  train::DataSpec spec;
+  spec.task = "addition";
+  EXPECT_TRUE(train::openTrainingData(spec)->lossWeights(ids, 2, 13).empty());  // off unless asked
+  spec.answer_loss = true;
+  EXPECT_EQ(train::openTrainingData(spec)->lossWeights(ids, 2, 13), w);
+}
+
 // The addition stream as configured: reversed sums, no carries, operand lengths in
 // min_digits..digits; the format recorded beside a trained model is the one evaluated.
 TEST(TrainingData, AdditionVariantsAsConfigured) {

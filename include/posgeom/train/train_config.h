@@ -28,6 +28,7 @@ struct DataSpec {
   int64_t min_digits = 1;
   bool reverse_sum = false;           // addition: the sum's digits least significant first (the paper's)
   bool carries = true;                // addition: false keeps every digit column's sum below 10
+  bool answer_loss = false;           // addition: the loss on the answers' tokens only (the sums and their "\n")
   // The paper's randomisation experiment: 1 replaces the second half of every training
   // window with uniform random ids (inputs and targets alike), 2 the whole window; 0 none.
   // Validation windows stay as they are.

@@ -20,6 +20,11 @@ class TrainingData {
   virtual int64_t vocabSize() const = 0;
   // `batch` windows of `length` ids, row-major. Validation batches depend on `index` only.
   virtual std::vector<int64_t> batch(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const = 0;
+  // Each window's weights of its `length` - 1 targets (ids 1.. of the window) in the loss;
+  // empty: every target alike.
+  virtual std::vector<float> lossWeights(const std::vector<int64_t>& /*ids*/, int64_t /*batch*/, int64_t /*length*/) const {
+    return {};
+  }
   // tokenizer.json (and nothing else) for the model directory.
   virtual nlohmann::json tokenizerJson() const = 0;
   // Sizes and the unigram baseline: the validation split's cross-entropy (nats/token)
@@ -40,6 +45,9 @@ AdditionFormat trainedAdditionFormat(const std::filesystem::path& model_dir);
 
 // One addition problem as the model sees it: "a+b=c\n", c's digits reversed with reverse_sum.
 std::string additionProblem(uint64_t a, uint64_t b, const AdditionFormat& format = {});
+// Weights 1 on the targets that are an answer's tokens (after a "=", up to and with its
+// "\n"), 0 elsewhere and where a window begins inside a problem not yet known.
+std::vector<float> answerWeights(const std::vector<int64_t>& ids, int64_t batch, int64_t length);
 // A random operand with exactly `digits` digits.
 uint64_t randomOperand(uint64_t& state, int64_t digits);
 // Operands of exactly `a_digits` and `b_digits` digits; without carries every digit column
