@@ -156,6 +156,24 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
         row.cells[column] = "B " + cell(c["b_mean"]) + " ± " + cell(c["b_std"]) + ", W " + cell(c["w_mean"]) + " ± " + cell(c["w_std"]);
         continue;
       }
+      if (column == "head_classes") {  // with --heads: each block's local / slow-decay / uniform heads
+        if (!summary.contains("heads")) continue;
+        std::map<int64_t, std::map<std::string, int64_t>> counts;
+        for (const auto& h : summary["heads"]) counts[h.at("block").get<int64_t>()][h.at("class").get<std::string>()] += 1;
+        std::string text;
+        for (const auto& [block, by_class] : counts) {
+          std::string cell_text = "B" + std::to_string(block);
+          for (const auto& [kind, short_name] : {std::pair{"local", "l"}, std::pair{"slow-decay", "s"}, std::pair{"uniform", "u"}}) {
+            const auto it = by_class.find(kind);
+            const int64_t n = it == by_class.end() ? 0 : it->second;
+            csv << run.model << "," << run.corpus << ",heads_" << kind << "," << block << "," << n << "\n";
+            cell_text += std::string(" ") + short_name + std::to_string(n);
+          }
+          text += (text.empty() ? "" : "; ") + cell_text;
+        }
+        row.cells[column] = text;
+        continue;
+      }
       std::string text;
       for (const auto& layer : summary.at("layers")) {
         const auto l = layer.at("layer").get<int64_t>();

@@ -1,6 +1,7 @@
 #include "posgeom/jobs/batch_job.h"
 
 #include <algorithm>
+#include <map>
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/json_file.h"
@@ -78,7 +79,8 @@ TEST(BatchJob, FixtureSweepRunsAndSkipsWhatIsMissing) {
   writeFile(s / "sweep.toml", "out = \"" + (s / "out").string() + "\"\nreference = \"./ref\"\n[analyze]\ntokenizer = \"" +
                                   tok.string() + "\"\nseq-len = 32\nwindows-per-document = 3\nscreenot-k = 3\n"
                                   "[models.gpt2]\nmodel = \"" + (models / "tiny-gpt2").string() + "\"\ntable-layers = [0, 3]\n"
-                                  "[models.bloom]\nmodel = \"" + (models / "tiny-bloom").string() + "\"\n"
+                                  "[models.bloom]\nmodel = \"" + (models / "tiny-bloom").string() + "\"\nheads = true\n"
+                                  "table-columns = [\"stable_rank\", \"head_classes\"]\n"
                                   "[models.gone]\nmodel = \"./no-such-model\"\n"
                                   "[corpora.wiki]\ncorpus = \"" + (topics / "wikitext-*.txt").string() + "\"\n"
                                   "[corpora.code]\ncorpus = \"" + (topics / "github-*.txt").string() + "\"\n"
@@ -94,6 +96,7 @@ TEST(BatchJob, FixtureSweepRunsAndSkipsWhatIsMissing) {
       if (k == "seq-len") job.seq_len = std::stoll(v);
       if (k == "windows-per-document") job.windows_per_document = std::stoll(v);
       if (k == "screenot-k") job.report.screenot_k = std::stoi(v);
+      if (k == "heads") job.heads = true;
     }
     return job;
   });
@@ -119,6 +122,17 @@ TEST(BatchJob, FixtureSweepRunsAndSkipsWhatIsMissing) {
   std::size_t gpt2_ranks = 0;
   for (std::size_t at = 0; (at = csv.find("gpt2,wiki,screenot_rank,", at)) != std::string::npos; ++at) ++gpt2_ranks;
   EXPECT_EQ(gpt2_ranks, 2u);  // the table's layers 0 and 3 only
+  // head_classes: each block's heads by class, from the run's own summary.
+  const auto bloom = io::readJsonFile(s / "out/bloom-wiki/summary.json");
+  std::map<std::string, int64_t> block0;
+  for (const auto& h : bloom["heads"])
+    if (h["block"] == 0) block0[h["class"].get<std::string>()] += 1;
+  EXPECT_NE(csv.find("bloom,wiki,heads_local,0," + std::to_string(block0["local"]) + "\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("bloom,wiki,heads_uniform,0," + std::to_string(block0["uniform"]) + "\n"), std::string::npos);
+  EXPECT_NE(table.find("B0 l" + std::to_string(block0["local"]) + " s" + std::to_string(block0["slow-decay"]) + " u" +
+                       std::to_string(block0["uniform"])),
+            std::string::npos)
+      << table;
   const auto status = io::readJsonFile(s / "out/sweep.json");
   EXPECT_EQ(status["runs"].size(), 9u);
 }
