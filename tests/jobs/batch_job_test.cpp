@@ -44,6 +44,19 @@ TEST(BatchJob, PaperSweepExpandsModelsCorporaAndVariants) {
 }
 
 // The reference files hold exactly the paper's numbers, at the mapped layers.
+// The randomisation experiment's sweep: the three trained levels on one corpus, with heads.
+TEST(BatchJob, RandomisationSweepNamesTheThreeLevels) {
+  const auto sweep = jobs::readSweep(fs::path(POSGEOM_SOURCE_DIR) / "configs/randomised-cpu.toml");
+  ASSERT_EQ(sweep.runs.size(), 3u);
+  for (int n = 0; n < 3; ++n) {
+    const auto& run = sweep.runs[static_cast<std::size_t>(n)];
+    EXPECT_EQ(fs::path(option(run, "model")).filename(), "randomised-cpu-" + std::to_string(n));
+    EXPECT_EQ(option(run, "heads"), "");  // a flag
+    EXPECT_EQ(run.table_columns.back(), "head_classes");
+    EXPECT_EQ(fs::path(option(run, "corpus")).filename(), "tinyshakespeare.txt");
+  }
+}
+
 TEST(BatchJob, PaperReferencesAreThePublishedNumbers) {
   POSGEOM_REQUIRE_SHARED("data/reference/paper_table1.json");
   const auto paper = io::readJsonFile(sharedDir() / "data/reference/paper_table1.json");

@@ -65,7 +65,11 @@ TEST(TrainConfig, EveryConfigInTheRepositoryReads) {
     }
     ++read;
   }
-  EXPECT_EQ(read, 5);
+  EXPECT_EQ(read, 8);
+  for (int n = 0; n <= 2; ++n)  // the randomisation experiment's three levels
+    EXPECT_EQ(train::readTrainConfig(std::filesystem::path(POSGEOM_SOURCE_DIR) / ("configs/train/randomised-cpu-" + std::to_string(n) + ".toml"))
+                  .data.noise,
+              n);
   const auto paper = train::readTrainConfig(std::filesystem::path(POSGEOM_SOURCE_DIR) / "configs/train/shakespeare-char.toml");
   EXPECT_EQ(paper.model.layers, 6);
   EXPECT_EQ(paper.model.width, 384);
