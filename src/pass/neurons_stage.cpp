@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <c10/core/GradMode.h>
+
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
@@ -61,7 +63,7 @@ heads::NeuronAnalysis analyzeNeurons(const PassModel& pass_model, const anova::A
   MlpInputCapture capture;
   request.observer = &capture;
   {
-    at::NoGradGuard no_grad;
+    const c10::NoGradGuard no_grad;
     model.forward(request);
   }
   if (!capture.captured.defined()) throw InputError("--neurons", "the model gave no MLP input for block 0");
