@@ -5,21 +5,16 @@
 #include <sstream>
 
 #include "posgeom/report/svg_plot.h"
+#include "posgeom/tokenize/token_names.h"
 
 namespace posgeom::report {
 namespace {
-
-std::string name(const std::vector<std::string>& names, int64_t id) {
-  return id >= 0 && static_cast<std::size_t>(id) < names.size() && !names[static_cast<std::size_t>(id)].empty()
-             ? names[static_cast<std::size_t>(id)]
-             : "#" + std::to_string(id);
-}
 
 nlohmann::json finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json tokensJson(const std::vector<std::pair<int32_t, double>>& tokens, const std::vector<std::string>& names) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& [id, value] : tokens) out.push_back({{"token", name(names, id)}, {"id", id}, {"contribution", value}});
+  for (const auto& [id, value] : tokens) out.push_back({{"token", tokenize::tokenName(names, id)}, {"id", id}, {"contribution", value}});
   return out;
 }
 
@@ -28,7 +23,7 @@ std::string tokensCell(const std::vector<std::pair<int32_t, double>>& tokens, co
   for (const auto& [id, value] : tokens) {
     char number[32];
     std::snprintf(number, sizeof number, "%.4g", value);
-    joined += (joined.empty() ? "" : " | ") + name(names, id) + " (" + number + ")";
+    joined += (joined.empty() ? "" : " | ") + tokenize::tokenName(names, id) + " (" + number + ")";
   }
   std::string quoted = "\"";
   for (const char c : joined) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
