@@ -5,6 +5,7 @@
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/train/addition_eval.h"
 #include "posgeom/train/trainer.h"
+#include "typed_option.h"
 
 namespace posgeom::cli {
 
@@ -14,12 +15,16 @@ void addTrainCommands(CLI::App& app, std::vector<Command>& commands) {
     std::filesystem::path out;
     train::TrainOptions options;
     int64_t iterations = 0;
+    int64_t save_every = -1;  // -1: the config's run.save_every
   };
   auto t = std::make_shared<TrainArgs>();
   auto* sub = app.add_subcommand("train", "train a GPT-2-architecture model (configs/train/) and write it in Hugging Face layout");
   sub->add_option("--config", t->config, "training config (TOML or JSON): [model], [data], [optim], [run]")->required();
   sub->add_option("--out", t->out, "output directory (default: the config's run.out)");
   sub->add_option("--iterations", t->iterations, "override optim.iterations (e.g. to extend a run with --resume)");
+  sub->add_option("--save-every", t->save_every,
+                  "also keep the model at steps N, 2N, ... in <out>/step_<k>/ (overrides run.save_every; 0: off)")
+      ->check(atLeast(0));
   sub->add_flag("--resume", t->options.resume, "continue from <out>/checkpoint.safetensors");
   sub->add_option("--stop-after", t->options.stop_after, "stop after this many steps (checkpointed; resume continues the same run)");
   sub->add_option("--device", t->options.device, "cpu, cuda or cuda:N")->capture_default_str();
@@ -27,6 +32,7 @@ void addTrainCommands(CLI::App& app, std::vector<Command>& commands) {
                         auto config = train::readTrainConfig(t->config);
                         if (!t->out.empty()) config.run.out = t->out;
                         if (t->iterations > 0) config.optim.iterations = t->iterations;
+                        if (t->save_every >= 0) config.run.save_every = t->save_every;
                         const auto log = train::runTraining(config, t->options);
                         std::cout << "trained " << log.size() << " steps into " << config.run.out.string()
                                   << " (final validation loss " << log.back().validation_loss << ")\n";

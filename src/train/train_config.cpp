@@ -87,18 +87,26 @@ TrainConfig readTrainConfig(const fs::path& path) {
   d.read("reverse_sum", c.data.reverse_sum);
   d.read("carries", c.data.carries);
   d.read("answer_loss", c.data.answer_loss);
+  d.read("window", c.data.window);
   d.done();
   d.require(c.data.noise >= 0 && c.data.noise <= 2, "noise must be 0, 1 or 2");
   d.require(c.data.task == "text" || c.data.task == "addition", "task must be text or addition");
   if (c.data.task == "text") {
     d.require(!corpus.empty(), "needs a corpus for the text task");
     d.require(!c.data.answer_loss, "answer_loss is for the addition task");
+    d.require(c.data.window == "stream", "window is for the addition task");
     c.data.corpus = fs::path(corpus).is_absolute() ? fs::path(corpus) : (path.parent_path() / corpus).lexically_normal();
     d.require(c.data.tokens == "char" || c.data.tokens == "bytes", "tokens must be char or bytes");
     d.require(c.data.validation_fraction > 0 && c.data.validation_fraction < 0.5, "validation_fraction must be in (0, 0.5)");
   } else {
     d.require(c.data.digits >= 1 && c.data.digits <= 18, "digits must be 1..18");
     d.require(c.data.min_digits >= 1 && c.data.min_digits <= c.data.digits, "min_digits must be 1..digits");
+    d.require(c.data.window == "stream" || c.data.window == "problem", "window must be stream or problem");
+    // "\n" a "+" b "=" sum "\n": the longest problem and its leading newline, inputs and target.
+    const int64_t longest = 3 * c.data.digits + 5;
+    if (c.data.window == "problem" && c.model.context + 1 < longest)
+      throw InputError(file, "[model] context " + std::to_string(c.model.context) + " is too short for one " +
+                                 std::to_string(c.data.digits) + "-digit problem per window (needs " + std::to_string(longest - 1) + ")");
   }
 
   TableReader o(root, "optim", file);
@@ -123,9 +131,11 @@ TrainConfig readTrainConfig(const fs::path& path) {
   r.read("eval_interval", c.run.eval_interval);
   r.read("eval_batches", c.run.eval_batches);
   r.read("checkpoint_interval", c.run.checkpoint_interval);
+  r.read("save_every", c.run.save_every);
   r.read("out", out);
   r.done();
   r.require(c.run.eval_interval > 0 && c.run.eval_batches > 0 && c.run.checkpoint_interval > 0, "intervals must be positive");
+  r.require(c.run.save_every >= 0, "save_every must be 0 (off) or a positive number of steps");
   if (!out.empty()) c.run.out = out;
   return c;
 }
@@ -157,6 +167,8 @@ nlohmann::json TrainConfig::toJson() const {
   if (data.reverse_sum) j["data"]["reverse_sum"] = true;
   if (!data.carries) j["data"]["carries"] = false;
   if (data.answer_loss) j["data"]["answer_loss"] = true;
+  if (data.window != "stream") j["data"]["window"] = data.window;
+  if (run.save_every != 0) j["run"]["save_every"] = run.save_every;
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "posgeom/base/error.h"
@@ -165,6 +166,7 @@ class Trainer {
                   log::number("%.4f", row.validation_loss));
       }
       log_.push_back(row);
+      if (c_.run.save_every > 0 && (step + 1) % c_.run.save_every == 0) saveStep(step + 1);
       if ((step + 1) % c_.run.checkpoint_interval == 0 || last) saveCheckpoint();
       progress.update(step + 1, 0, "loss " + std::to_string(loss).substr(0, 6));
     }
@@ -249,8 +251,10 @@ class Trainer {
     const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
     if (!meta.is_object()) throw InputError(path.string(), "is not a posgeom training checkpoint");
     auto saved = meta["config"], now = c_.toJson();
-    saved["optim"].erase("iterations");  // a run may be extended
-    now["optim"].erase("iterations");
+    for (auto* config : {&saved, &now}) {
+      (*config)["optim"].erase("iterations");  // a run may be extended
+      (*config)["run"].erase("save_every");    // and keep a series from any step on
+    }
     if (saved != now) throw InputError(path.string(), "was made with another training config");
     const c10::NoGradGuard no_grad;
     const auto params = readTensors(f, "param.", params_);
@@ -266,26 +270,44 @@ class Trainer {
     log::info("resuming at step " + std::to_string(opt_.step) + " of " + std::to_string(c_.optim.iterations));
   }
 
-  void exportModel(double seconds) const {
+  // The model as it is now, in Hugging Face layout: config.json, model.safetensors,
+  // tokenizer.json, and what it was trained with (train_config.json, training.json).
+  void writeModel(const fs::path& dir, std::optional<double> seconds) const {
     io::SafetensorsWriter w;
     writeTensors(w, "", params_);
     w.setMetadata("format", "pt");
-    w.write(c_.run.out / "model.safetensors");
-    io::writeTextFileAtomically(c_.run.out / "config.json", arch_.to_config_json(config_).dump(2) + "\n");
-    io::writeTextFileAtomically(c_.run.out / "tokenizer.json", data_->tokenizerJson().dump(1) + "\n");
-    io::writeTextFileAtomically(c_.run.out / "train_log.csv", logCsv(log_));
+    w.write(dir / "model.safetensors");
+    io::writeTextFileAtomically(dir / "config.json", arch_.to_config_json(config_).dump(2) + "\n");
+    io::writeTextFileAtomically(dir / "tokenizer.json", data_->tokenizerJson().dump(1) + "\n");
     LogRow last = log_.back();
     for (const auto& r : log_)
       if (r.validation_loss >= 0) last.validation_loss = r.validation_loss;
-    io::writeTextFileAtomically(c_.run.out / "training.json",
-                                nlohmann::json{{"data", data_->describe()},
-                                               {"steps", opt_.step},
-                                               {"final_train_loss", last.train_loss},
-                                               {"final_validation_loss", last.validation_loss},
-                                               {"seconds", seconds},
-                                               {"threads", at::get_num_threads()},
-                                               {"parameters", parameterCount()}}
-                                        .dump(2) + "\n");
+    nlohmann::json training{{"data", data_->describe()},
+                            {"steps", opt_.step},
+                            {"final_train_loss", last.train_loss},
+                            {"final_validation_loss", last.validation_loss},
+                            {"threads", at::get_num_threads()},
+                            {"parameters", parameterCount()}};
+    if (seconds) training["seconds"] = *seconds;
+    io::writeTextFileAtomically(dir / "training.json", training.dump(2) + "\n");
+  }
+
+  void exportModel(double seconds) const {
+    writeModel(c_.run.out, seconds);
+    io::writeTextFileAtomically(c_.run.out / "train_log.csv", logCsv(log_));
+  }
+
+  // step_<k>/ of the series, written beside and renamed into place: a killed run leaves
+  // no half-written step (a resumed one writes the same step again).
+  void saveStep(int64_t step) const {
+    const auto dir = c_.run.out / ("step_" + std::to_string(step));
+    const auto partial = c_.run.out / (".step_" + std::to_string(step) + ".partial");
+    fs::remove_all(partial);
+    fs::create_directories(partial);
+    writeModel(partial, std::nullopt);
+    io::writeTextFileAtomically(partial / "train_config.json", c_.toJson().dump(2) + "\n");
+    fs::remove_all(dir);
+    fs::rename(partial, dir);
   }
 
   int64_t parameterCount() const {

@@ -57,25 +57,27 @@ class StreamData : public TrainingData {
  protected:
   explicit StreamData(int64_t noise) : noise_(noise) {}
 
- private:
-  std::vector<int64_t> windows(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const {
+  // `batch` windows of `length` ids at random offsets of the split.
+  virtual std::vector<int64_t> windows(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const {
     const auto& ids = validation ? validation_ : train_;
     if (static_cast<int64_t>(ids.size()) <= length)
       throw InputError("[data]", std::string("the ") + (validation ? "validation" : "training") + " split has " +
                                      std::to_string(ids.size()) + " tokens, fewer than one window of " + std::to_string(length));
     std::vector<int64_t> out;
     out.reserve(static_cast<std::size_t>(batch * length));
-    uint64_t state = mix(seed, static_cast<uint64_t>(index), validation ? 2 : 1);
+    uint64_t state = windowSeed(seed, index, validation);
     for (int64_t b = 0; b < batch; ++b) {
       const auto start = static_cast<std::size_t>(splitMix(state) % (ids.size() - static_cast<std::size_t>(length)));
       out.insert(out.end(), ids.begin() + static_cast<std::ptrdiff_t>(start), ids.begin() + static_cast<std::ptrdiff_t>(start + static_cast<std::size_t>(length)));
     }
     return out;
   }
-  int64_t noise_;
+  static uint64_t windowSeed(uint64_t seed, int64_t index, bool validation) { return mix(seed, static_cast<uint64_t>(index), validation ? 2 : 1); }
 
- protected:
   std::vector<int64_t> train_, validation_;
+
+ private:
+  int64_t noise_;
 };
 
 class TextData final : public StreamData {
@@ -142,13 +144,14 @@ class AdditionData final : public StreamData {
  public:
   explicit AdditionData(const DataSpec& spec)
       : StreamData(spec.noise), digits_(spec.digits), min_digits_(spec.min_digits), format_(additionFormat(spec)),
-        answer_loss_(spec.answer_loss) {
+        answer_loss_(spec.answer_loss), one_per_window_(spec.window == "problem") {
     // A fixed pool makes the splits disjoint and the baseline computable.
     uint64_t state = 0x5EED;
     for (int split = 0; split < 2; ++split) {
       auto& ids = split == 0 ? train_ : validation_;
       const int64_t problems = split == 0 ? 200000 : 20000;
       for (int64_t p = 0; p < problems; ++p) {
+        (split == 0 ? train_starts_ : validation_starts_).push_back(ids.size());
         const auto range = static_cast<uint64_t>(digits_ - min_digits_ + 1);
         const int64_t da = min_digits_ + static_cast<int64_t>(splitMix(state) % range);
         const int64_t db = min_digits_ + static_cast<int64_t>(splitMix(state) % range);
@@ -162,6 +165,23 @@ class AdditionData final : public StreamData {
     return c == '+' ? 10 : c == '=' ? 11 : 12;  // '\n'
   }
   int64_t vocabSize() const override { return 13; }
+  std::vector<int64_t> windows(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const override {
+    if (!one_per_window_) return StreamData::windows(validation, batch, length, seed, index);
+    const auto& ids = validation ? validation_ : train_;
+    const auto& starts = validation ? validation_starts_ : train_starts_;
+    std::vector<int64_t> out(static_cast<std::size_t>(batch * length), idOf('\n'));
+    uint64_t state = windowSeed(seed, index, validation);
+    for (int64_t b = 0; b < batch; ++b) {
+      const auto p = static_cast<std::size_t>(splitMix(state) % starts.size());
+      const std::size_t begin = starts[p], end = p + 1 < starts.size() ? starts[p + 1] : ids.size();
+      if (static_cast<int64_t>(end - begin) + 1 > length)  // the config check makes this unreachable from posgeom train
+        throw InputError("[data] window", "a problem of " + std::to_string(end - begin) + " tokens does not fit a window of " +
+                                              std::to_string(length));
+      std::copy(ids.begin() + static_cast<std::ptrdiff_t>(begin), ids.begin() + static_cast<std::ptrdiff_t>(end),
+                out.begin() + b * length + 1);  // position 0 keeps its "\n"
+    }
+    return out;
+  }
   std::vector<float> lossWeights(const std::vector<int64_t>& ids, int64_t batch, int64_t length) const override {
     return answer_loss_ ? answerWeights(ids, batch, length) : std::vector<float>{};
   }
@@ -175,14 +195,15 @@ class AdditionData final : public StreamData {
   }
   nlohmann::json describe() const override {
     return {{"task", "addition"}, {"digits", digits_}, {"min_digits", min_digits_}, {"reverse_sum", format_.reverse_sum},
-            {"carries", format_.carries}, {"vocab_size", 13}, {"train_tokens", train_.size()},
+            {"carries", format_.carries}, {"window", one_per_window_ ? "problem" : "stream"}, {"vocab_size", 13}, {"train_tokens", train_.size()},
             {"validation_tokens", validation_.size()}, {"unigram_validation_loss", unigramCrossEntropy(train_, validation_, 13)}};
   }
 
  private:
   int64_t digits_, min_digits_;
   AdditionFormat format_;
-  bool answer_loss_;
+  bool answer_loss_, one_per_window_;
+  std::vector<std::size_t> train_starts_, validation_starts_;  // where each problem begins in its split
 };
 
 }  // namespace

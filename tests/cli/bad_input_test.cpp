@@ -426,6 +426,18 @@ std::vector<BadInput> cases() {
                  return mergeOf({s0, shardState(d, 1, 2)});
                },
                2, "another corpus (its files differ)"));
+  c.push_back(row("train-save-every-negative",
+                  [](const fs::path&) {
+                    return Args{"train", "--config", (fs::path(POSGEOM_SOURCE_DIR) / "configs/train/addition-cpu.toml").string(),
+                                "--save-every", "-3"};
+                  },
+                  2, "--save-every: must be a whole number >= 0 (got -3)"));
+  c.push_back(row("train-window-too-short",
+                  [](const fs::path& d) {
+                    writeFile(d / "short.toml", "[model]\ncontext = 10\n[data]\ntask = \"addition\"\ndigits = 4\nwindow = \"problem\"\n");
+                    return Args{"train", "--config", (d / "short.toml").string()};
+                  },
+                  2, "short.toml: [model] context 10 is too short for one 4-digit problem per window (needs 16)"));
   return c;
 }
 

@@ -53,6 +53,38 @@ TEST(Trainer, DeterministicAndResumable) {
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 25);  // header + 24 steps
 }
 
+// --save-every keeps the model at steps N, 2N, ...: each step_<k>/ is the model a run
+// stopped at step k writes, a series a resumed run continues without changing any step.
+TEST(Trainer, SaveEveryKeepsTheModelOfEveryStepInASeries) {
+  ScratchDir s;
+  auto series = tinyConfig(s, "series");
+  series.run.save_every = 6;
+  train::runTraining(series, {});
+  for (int step : {6, 12, 18, 24}) {
+    const auto dir = s / "series" / ("step_" + std::to_string(step));
+    ASSERT_TRUE(fs::exists(dir / "model.safetensors")) << dir;
+    EXPECT_EQ(io::readJsonFile(dir / "training.json").at("steps").get<int64_t>(), step);
+    EXPECT_TRUE(fs::exists(dir / "config.json") && fs::exists(dir / "tokenizer.json") && fs::exists(dir / "train_config.json"));
+  }
+  EXPECT_FALSE(fs::exists(s / "series/step_3"));
+  EXPECT_EQ(readFile(s / "series/step_24/model.safetensors"), readFile(s / "series/model.safetensors"));
+  train::TrainOptions stop;
+  stop.stop_after = 12;
+  train::runTraining(tinyConfig(s, "stopped"), stop);
+  EXPECT_EQ(readFile(s / "stopped/model.safetensors"), readFile(s / "series/step_12/model.safetensors"));
+  // The series started on resume (save_every is not part of what a resume must match).
+  auto resumed = tinyConfig(s, "stopped");
+  resumed.run.save_every = 6;
+  train::TrainOptions resume;
+  resume.resume = true;
+  train::runTraining(resumed, resume);
+  EXPECT_FALSE(fs::exists(s / "stopped/step_12"));
+  EXPECT_EQ(readFile(s / "stopped/step_18/model.safetensors"), readFile(s / "series/step_18/model.safetensors"));
+  EXPECT_EQ(readFile(s / "stopped/model.safetensors"), readFile(s / "series/model.safetensors"));
+  const auto loaded = model::loadModel(s / "series/step_6", model::Numerics::parse("float32", "cpu"));
+  EXPECT_EQ(loaded.model->config().num_layers, 2);
+}
+
 TEST(Trainer, LearnsAndWritesALoadableModel) {
   ScratchDir s;
   auto c = tinyConfig(s, "m");

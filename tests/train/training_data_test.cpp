@@ -175,5 +175,47 @@ TEST(TrainingData, AdditionVariantsAsConfigured) {
   EXPECT_FALSE(format.carries);
 }
 
+// window = "problem": each window is "\n", one whole problem from position 1, then "\n"
+// padding, the layout eval-addition prompts in; with answer_loss only the sum and its
+// newline are targets.
+TEST(TrainingData, OneProblemPerWindowStartsAtPositionOne) {
+  train::DataSpec spec;
+  spec.task = "addition";
+  spec.digits = 3;
+  spec.reverse_sum = true;
+  spec.answer_loss = true;
+  spec.window = "problem";
+  const auto data = train::openTrainingData(spec);
+  const int64_t length = 3 * 3 + 5 + 2;
+  const auto ids = data->batch(false, 16, length, 4, 2);
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(16 * length));
+  const auto weights = data->lossWeights(ids, 16, length);
+  for (int64_t b = 0; b < 16; ++b) {
+    std::string text;
+    for (int64_t i = 0; i < length; ++i) {
+      const auto id = ids[static_cast<std::size_t>(b * length + i)];
+      text += id < 10 ? static_cast<char>('0' + id) : id == 10 ? '+' : id == 11 ? '=' : '\n';
+    }
+    ASSERT_EQ(text[0], '\n');
+    const auto end = text.find('\n', 1);
+    const std::string p = text.substr(1, end - 1);
+    EXPECT_EQ(text.find_first_not_of('\n', end), std::string::npos) << "only padding after the problem: " << text;
+    const auto plus = p.find('+'), eq = p.find('=');
+    ASSERT_NE(eq, std::string::npos) << p;
+    std::string sum = p.substr(eq + 1);
+    std::reverse(sum.begin(), sum.end());
+    EXPECT_EQ(std::stoull(p.substr(0, plus)) + std::stoull(p.substr(plus + 1, eq - plus - 1)), std::stoull(sum)) << p;
+    // Targets are ids 1..length-1: weight 1 exactly on the sum's digits and its newline.
+    for (int64_t t = 1; t < length; ++t) {
+      const bool answer = static_cast<std::size_t>(t) > 1 + eq && static_cast<std::size_t>(t) <= end;
+      EXPECT_EQ(weights[static_cast<std::size_t>(b * (length - 1) + t - 1)], answer ? 1.0f : 0.0f) << text << " target " << t;
+    }
+  }
+  EXPECT_EQ(data->batch(true, 4, length, 4, 0), data->batch(true, 4, length, 4, 0));
+  EXPECT_NE(data->batch(false, 4, length, 4, 0), data->batch(false, 4, length, 4, 1));
+  EXPECT_EQ(data->describe()["window"], "problem");
+  EXPECT_THROW(data->batch(false, 1, 8, 4, 0), InputError);  // a window shorter than a problem
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -29,6 +29,10 @@ struct DataSpec {
   bool reverse_sum = false;           // addition: the sum's digits least significant first (the paper's)
   bool carries = true;                // addition: false keeps every digit column's sum below 10
   bool answer_loss = false;           // addition: the loss on the answers' tokens only (the sums and their "\n")
+  // addition: "stream" packs problems into every window at random offsets; "problem" puts
+  // one problem at the start of each window ("\n" then "a+b=c\n", padded with "\n"), the
+  // layout eval-addition prompts in, so position k always means the same place in a sum.
+  std::string window = "stream";
   // The paper's randomisation experiment: 1 replaces the second half of every training
   // window with uniform random ids (inputs and targets alike), 2 the whole window; 0 none.
   // Validation windows stay as they are.
@@ -53,6 +57,9 @@ struct RunSpec {
   int64_t eval_interval = 250;
   int64_t eval_batches = 20;
   int64_t checkpoint_interval = 500;
+  // > 0: the model also in <out>/step_<k>/ (Hugging Face layout) at steps k = N, 2N, ...,
+  // a series that `batch` analyses by step. It does not change the training curve.
+  int64_t save_every = 0;
   std::filesystem::path out = "posgeom-train";
 };
 
