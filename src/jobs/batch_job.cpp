@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -11,6 +14,7 @@
 #include "posgeom/io/json_file.h"
 #include "posgeom/io/toml_file.h"
 #include "posgeom/report/check.h"
+#include "posgeom/report/series_report.h"
 
 namespace posgeom::jobs {
 namespace fs = std::filesystem;
@@ -87,6 +91,68 @@ std::vector<std::pair<std::string, OptionTable>> readGroup(const Json& root, con
   return out;
 }
 
+// The step a checkpoint's directory name ends with: step_1200, checkpoint-500.
+std::optional<int64_t> stepOf(const std::string& name) {
+  std::size_t digits = name.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
+  if (digits == name.size() || digits == 0 || (name[digits - 1] != '_' && name[digits - 1] != '-') || name.size() - digits > 18)
+    return std::nullopt;
+  return std::stoll(name.substr(digits));
+}
+
+struct ModelEntry {
+  std::string name, checkpoint;  // checkpoint: empty unless one of a series
+  std::optional<int64_t> step;
+  OptionTable table;
+};
+
+bool isPattern(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// The checkpoints of a model's `model` pattern (its last component), in step order.
+std::vector<fs::path> matchingCheckpoints(const fs::path& pattern, const std::string& where) {
+  if (isPattern(pattern.parent_path().string())) throw InputError(where, "only the last component of a model pattern may hold * or ?");
+  std::vector<fs::path> out;
+  std::error_code ec;
+  const fs::path dir = pattern.has_parent_path() ? pattern.parent_path() : fs::path(".");
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory() && fnmatch(pattern.filename().c_str(), it->path().filename().c_str(), FNM_PERIOD) == 0) out.push_back(it->path());
+  std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) {
+    const auto sa = stepOf(a.filename().string()), sb = stepOf(b.filename().string());
+    if (sa.has_value() != sb.has_value()) return sa.has_value();
+    return sa && *sa != *sb ? *sa < *sb : a.filename() < b.filename();
+  });
+  return out;
+}
+
+// [models.*], a series' `model` (a list, or a pattern that matches) one entry per checkpoint.
+std::vector<ModelEntry> expandSeries(const Json& root, const std::vector<std::pair<std::string, OptionTable>>& models,
+                                     const fs::path& base, const std::string& file) {
+  std::vector<ModelEntry> out;
+  for (const auto& [name, table] : models) {
+    const Json& raw = root["models"][name].contains("model") ? root["models"][name]["model"] : Json();
+    const std::string where = file + ": [models." + name + "] model";
+    std::vector<fs::path> checkpoints;
+    if (raw.is_array()) {
+      if (raw.empty() || !std::all_of(raw.begin(), raw.end(), [](const Json& v) { return v.is_string(); }))
+        throw InputError(where, "a list of checkpoints must hold directory names (strings)");
+      for (const auto& v : raw) checkpoints.emplace_back(optionValue(v, base, where));
+    } else if (raw.is_string() && isPattern(raw.get<std::string>())) {
+      checkpoints = matchingCheckpoints(optionValue(raw, base, where), where);
+    }
+    if (checkpoints.empty()) {  // one model (a pattern that matches nothing runs as itself, and is skipped)
+      out.push_back({name, "", std::nullopt, table});
+      continue;
+    }
+    for (const auto& dir : checkpoints) {
+      ModelEntry e{name, dir.filename().string(), stepOf(dir.filename().string()), table};
+      for (auto& [key, value] : e.table.options)
+        if (key == "model") value = dir.string();
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
 std::string cell(const nlohmann::json& v) {
   if (v.is_number_float()) {
     char buf[32];
@@ -116,20 +182,56 @@ nlohmann::json referenceFor(const nlohmann::json& reference, const std::vector<s
 }
 
 struct TableRow {
-  std::string model, corpus;
+  std::string model, checkpoint, corpus;
   std::map<std::string, std::string> cells;  // column -> text
   std::vector<std::string> notes;
 };
 
+std::string optionOf(const SweepRun& run, const std::string& key) {
+  for (const auto& [k, v] : run.options)
+    if (k == key) return v;
+  return "";
+}
+
+// One series.html per model, corpus and variant whose runs are checkpoints with steps.
+nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
+  std::map<std::string, std::vector<report::SeriesPoint>> series;  // page name -> points in run order
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
+    const auto& run = sweep.runs[i];
+    if (!run.step) continue;
+    const std::string page = "series-" + run.model + "-" + run.corpus + (run.variant.empty() ? "" : "-" + run.variant) + ".html";
+    if (!series.count(page)) order.push_back(page);
+    auto& points = series[page];
+    if (!outcomes[i].ran()) continue;
+    report::SeriesPoint point{*run.step, io::readJsonFile(sweep.out / run.name / "summary.json"), std::nullopt};
+    const fs::path training = fs::path(optionOf(run, "model")) / "training.json";
+    if (fs::is_regular_file(training)) {
+      const auto t = io::readJsonFile(training);
+      if (t.contains("final_validation_loss") && t["final_validation_loss"].is_number() && t["final_validation_loss"].get<double>() >= 0)
+        point.validation_loss = t["final_validation_loss"].get<double>();
+    }
+    points.push_back(std::move(point));
+  }
+  nlohmann::json pages = nlohmann::json::array();
+  for (const auto& page : order) {
+    const std::string title = page.substr(7, page.size() - 12);  // series-<...>.html
+    io::writeTextFileAtomically(sweep.out / page, report::seriesReport(title, series[page]));
+    pages.push_back(page);
+  }
+  return pages;
+}
+
 void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
   std::ostringstream csv;
-  csv << "model,corpus,metric,layer,value\n";
+  csv << "model,step,corpus,metric,layer,value\n";
   std::vector<TableRow> rows;
   std::vector<std::string> columns;
+  bool series = false;
   auto rowFor = [&](const SweepRun& run) -> TableRow& {
     for (auto& r : rows)
-      if (r.model == run.model && r.corpus == run.corpus) return r;
-    rows.push_back({run.model, run.corpus, {}, {}});
+      if (r.model == run.model && r.checkpoint == run.checkpoint && r.corpus == run.corpus) return r;
+    rows.push_back({run.model, run.checkpoint, run.corpus, {}, {}});
     return rows.back();
   };
   nlohmann::json status = nlohmann::json::array();
@@ -137,6 +239,9 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
     const auto& run = sweep.runs[i];
     const auto& outcome = outcomes[i];
     TableRow& row = rowFor(run);
+    series = series || !run.checkpoint.empty();
+    // Every long-form line of this run starts with its model, step and corpus.
+    const std::string key = run.model + "," + (run.step ? std::to_string(*run.step) : "") + "," + run.corpus;
     status.push_back({{"name", run.name}, {"status", outcome.status}, {"message", outcome.message}, {"out", (sweep.out / run.name).string()},
                       {"check", outcome.check_passed ? nlohmann::json(*outcome.check_passed) : nlohmann::json(nullptr)},
                       {"check_summary", outcome.check_summary}});
@@ -152,7 +257,7 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
         if (!summary.contains("context_similarity")) continue;
         const auto& c = summary["context_similarity"];
         for (const char* k : {"b_mean", "b_std", "w_mean", "w_std"})
-          csv << run.model << "," << run.corpus << ",context_" << k << ",," << c[k].dump() << "\n";
+          csv << key << ",context_" << k << ",," << c[k].dump() << "\n";
         row.cells[column] = "B " + cell(c["b_mean"]) + " ± " + cell(c["b_std"]) + ", W " + cell(c["w_mean"]) + " ± " + cell(c["w_std"]);
         continue;
       }
@@ -166,7 +271,7 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
           for (const auto& [kind, short_name] : {std::pair{"local", "l"}, std::pair{"slow-decay", "s"}, std::pair{"uniform", "u"}}) {
             const auto it = by_class.find(kind);
             const int64_t n = it == by_class.end() ? 0 : it->second;
-            csv << run.model << "," << run.corpus << ",heads_" << kind << "," << block << "," << n << "\n";
+            csv << key << ",heads_" << kind << "," << block << "," << n << "\n";
             cell_text += std::string(" ") + short_name + std::to_string(n);
           }
           text += (text.empty() ? "" : "; ") + cell_text;
@@ -179,20 +284,20 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
         const auto l = layer.at("layer").get<int64_t>();
         if (!run.table_layers.empty() && std::find(run.table_layers.begin(), run.table_layers.end(), l) == run.table_layers.end()) continue;
         if (!layer.contains(column)) continue;
-        csv << run.model << "," << run.corpus << "," << column << "," << l << "," << layer[column].dump() << "\n";
+        csv << key << "," << column << "," << l << "," << layer[column].dump() << "\n";
         text += (text.empty() ? "" : " ") + cell(layer[column]);
       }
       row.cells[column] = text;
     }
   }
   std::ostringstream md;
-  md << "| model | corpus |";
+  md << "| model |" << (series ? " checkpoint |" : "") << " corpus |";
   for (const auto& c : columns) md << " " << c << " |";
-  md << " notes |\n|---|---|";
+  md << " notes |\n|---|" << (series ? "---|" : "") << "---|";
   for (std::size_t i = 0; i < columns.size(); ++i) md << "---|";
   md << "---|\n";
   for (const auto& r : rows) {
-    md << "| " << r.model << " | " << r.corpus << " |";
+    md << "| " << r.model << " |" << (series ? " " + r.checkpoint + " |" : "") << " " << r.corpus << " |";
     for (const auto& c : columns) md << " " << (r.cells.count(c) ? r.cells.at(c) : "") << " |";
     std::string notes;
     for (const auto& n : r.notes) notes += (notes.empty() ? "" : "; ") + n;
@@ -202,7 +307,9 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
      << "); context similarity is the mean ± std over layers of |cos| between (B) and within (W) topics.\n";
   io::writeTextFileAtomically(sweep.out / "table.csv", csv.str());
   io::writeTextFileAtomically(sweep.out / "table.md", md.str());
-  io::writeTextFileAtomically(sweep.out / "sweep.json", nlohmann::json{{"config", sweep.config.string()}, {"runs", status}}.dump(2) + "\n");
+  const auto pages = writeSeriesPages(sweep, outcomes);
+  io::writeTextFileAtomically(sweep.out / "sweep.json",
+                              nlohmann::json{{"config", sweep.config.string()}, {"runs", status}, {"series", pages}}.dump(2) + "\n");
 }
 
 }  // namespace
@@ -224,14 +331,18 @@ Sweep readSweep(const fs::path& config) {
   const auto variants = readGroup(root, "variants", base, file, false);
   fs::path reference_dir;
   if (root.contains("reference")) reference_dir = optionValue(root["reference"], base, file + ": reference");
-  for (const auto& [model, m] : models)
+  for (const auto& entry : expandSeries(root, models, base, file))
     for (const auto& [corpus, c] : corpora)
       for (const auto& [variant, v] : variants) {
+        const std::string& model = entry.name;
+        const OptionTable& m = entry.table;
         SweepRun run;
         run.model = model;
         run.corpus = corpus;
         run.variant = variant;
-        run.name = model + "-" + corpus + (variants.size() > 1 ? "-" + variant : "");
+        run.checkpoint = entry.checkpoint;
+        run.step = entry.step;
+        run.name = model + (entry.checkpoint.empty() ? "" : "-" + entry.checkpoint) + "-" + corpus + (variants.size() > 1 ? "-" + variant : "");
         for (const OptionTable* t : {&common, &m, &c, &v})
           for (const auto& option : t->options) {
             // (a named copy: C++17 lambdas cannot capture a structured binding)

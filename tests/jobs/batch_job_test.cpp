@@ -5,6 +5,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/json_file.h"
+#include "posgeom/model/random_checkpoint.h"
 #include "report_fixtures.h"
 #include "test_support.h"
 
@@ -133,21 +134,87 @@ TEST(BatchJob, FixtureSweepRunsAndSkipsWhatIsMissing) {
   EXPECT_NE(table.find("gone-wiki skipped"), std::string::npos);
   const auto csv = readFile(s / "out/table.csv");
   std::size_t gpt2_ranks = 0;
-  for (std::size_t at = 0; (at = csv.find("gpt2,wiki,screenot_rank,", at)) != std::string::npos; ++at) ++gpt2_ranks;
+  for (std::size_t at = 0; (at = csv.find("gpt2,,wiki,screenot_rank,", at)) != std::string::npos; ++at) ++gpt2_ranks;
   EXPECT_EQ(gpt2_ranks, 2u);  // the table's layers 0 and 3 only
   // head_classes: each block's heads by class, from the run's own summary.
   const auto bloom = io::readJsonFile(s / "out/bloom-wiki/summary.json");
   std::map<std::string, int64_t> block0;
   for (const auto& h : bloom["heads"])
     if (h["block"] == 0) block0[h["class"].get<std::string>()] += 1;
-  EXPECT_NE(csv.find("bloom,wiki,heads_local,0," + std::to_string(block0["local"]) + "\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("bloom,wiki,heads_uniform,0," + std::to_string(block0["uniform"]) + "\n"), std::string::npos);
+  EXPECT_NE(csv.find("bloom,,wiki,heads_local,0," + std::to_string(block0["local"]) + "\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("bloom,,wiki,heads_uniform,0," + std::to_string(block0["uniform"]) + "\n"), std::string::npos);
   EXPECT_NE(table.find("B0 l" + std::to_string(block0["local"]) + " s" + std::to_string(block0["slow-decay"]) + " u" +
                        std::to_string(block0["uniform"])),
             std::string::npos)
       << table;
   const auto status = io::readJsonFile(s / "out/sweep.json");
   EXPECT_EQ(status["runs"].size(), 9u);
+}
+
+// A checkpoint series (train --save-every): a pattern's matches run in step order (2, 10,
+// 100: numbers, not text), each into its own report; table.csv is keyed by step and the
+// series page draws every step.
+TEST(BatchJob, CheckpointSeriesRunsInStepOrderIntoATableByStep) {
+  ScratchDir s;
+  for (int step : {10, 2, 100}) {
+    model::RandomCheckpointSpec spec;
+    spec.layers = 2;
+    spec.hidden_size = 32;
+    spec.heads = 2;
+    spec.vocab_size = 50;
+    spec.max_positions = 64;
+    spec.seed = static_cast<uint64_t>(step);
+    model::writeRandomCheckpoint(spec, s / "series" / ("step_" + std::to_string(step)));
+  }
+  fs::create_directories(s / "series/notes");  // not a checkpoint: the pattern leaves it out
+  writeFile(s / "series/step_2/training.json", R"({"steps": 2, "final_validation_loss": 3.25})");
+  const std::string common = "out = \"" + (s / "out").string() + "\"\n[analyze]\nnum-seqs = 6\nseq-len = 16\nscreenot-k = 3\nheads = true\n"
+                             "[corpora.noise]\ncorpus = \"random\"\n";
+  writeFile(s / "sweep.toml", common + "[models.tiny]\nmodel = \"./series/step_*\"\n"
+                              "table-columns = [\"screenot_rank\", \"head_classes\"]\n");
+  const auto sweep = jobs::readSweep(s / "sweep.toml");
+  ASSERT_EQ(sweep.runs.size(), 3u);
+  std::vector<int64_t> steps;
+  for (const auto& run : sweep.runs) steps.push_back(run.step.value_or(-1));
+  EXPECT_EQ(steps, (std::vector<int64_t>{2, 10, 100}));
+  EXPECT_EQ(sweep.runs[1].name, "tiny-step_10-noise");
+  EXPECT_EQ(fs::path(option(sweep.runs[1], "model")), s / "series/step_10");
+
+  const auto outcomes = jobs::runSweep(sweep, [&](const jobs::SweepRun& run) {
+    pass::AnalyzeOptions job;
+    job.model = option(run, "model");
+    job.corpus.path = "random";
+    job.num_seqs = 6;
+    job.seq_len = 16;
+    job.report.screenot_k = 3;
+    job.heads = true;
+    return job;
+  });
+  for (const auto& o : outcomes) ASSERT_EQ(o.status, "ok") << o.message;
+  const auto csv = readFile(s / "out/table.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "model,step,corpus,metric,layer,value");
+  for (int step : {2, 10, 100}) {
+    const auto summary = io::readJsonFile(s / "out" / ("tiny-step_" + std::to_string(step) + "-noise") / "summary.json");
+    const std::string line = "tiny," + std::to_string(step) + ",noise,screenot_rank,1," + summary["layers"][1]["screenot_rank"].dump() + "\n";
+    EXPECT_NE(csv.find(line), std::string::npos) << line << csv;
+  }
+  const auto table = readFile(s / "out/table.md");
+  EXPECT_NE(table.find("| tiny | step_10 | noise |"), std::string::npos) << table;
+  const auto page = readFile(s / "out/series-tiny-noise.html");
+  for (const char* figure : {"fig-series-screenot_rank", "fig-series-lowfreq_energy", "fig-series-etc", "fig-series-classes"})
+    EXPECT_NE(page.find(figure), std::string::npos) << figure;
+  EXPECT_NE(page.find("<td>2</td><td>3.25</td>"), std::string::npos);  // step 2's validation loss, from its training.json
+  EXPECT_EQ(io::readJsonFile(s / "out/sweep.json")["series"], nlohmann::json::array({"series-tiny-noise.html"}));
+
+  // A list keeps its order; a pattern that matches nothing is one run, skipped by analyze.
+  writeFile(s / "list.toml", common + "[models.tiny]\nmodel = [\"./series/step_100\", \"./series/step_2\"]\n"
+                             "[models.none]\nmodel = \"./series/epoch_*\"\n");
+  const auto listed = jobs::readSweep(s / "list.toml");
+  ASSERT_EQ(listed.runs.size(), 3u);
+  EXPECT_EQ(listed.runs[0].step, 100);
+  EXPECT_EQ(listed.runs[1].step, 2);
+  EXPECT_EQ(listed.runs[2].name, "none-noise");
+  EXPECT_FALSE(listed.runs[2].step.has_value());
 }
 
 TEST(BatchJob, MalformedSweepsNameTheFile) {
@@ -177,6 +244,10 @@ TEST(BatchJob, MalformedSweepsNameTheFile) {
   EXPECT_EQ(message(model + "table-columns = [\"stable_rank\", 3]\n"),
             file + ": [models.a].table-columns: must be an array of column names");
   EXPECT_EQ(message("out = 3\n" + model), file + ": out must be a path (a string)");
+  EXPECT_EQ(message("[corpora.c]\ncorpus = \"random\"\n[models.a]\nmodel = \"./runs-*/step_*\"\n"),
+            file + ": [models.a] model: only the last component of a model pattern may hold * or ?");
+  EXPECT_EQ(message("[corpora.c]\ncorpus = \"random\"\n[models.a]\nmodel = [\"./a\", 3]\n"),
+            file + ": [models.a] model: a list of checkpoints must hold directory names (strings)");
 }
 
 }  // namespace

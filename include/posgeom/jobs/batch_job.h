@@ -19,6 +19,10 @@ namespace posgeom::jobs {
 struct SweepRun {
   std::string name;  // model-corpus, plus -variant when there are several
   std::string model, corpus, variant;  // their keys in the config
+  // A checkpoint of a series ([models.x] model = "DIR/step_*" or a list of directories):
+  // its directory's name, and the step its name ends with (step_1200, checkpoint-500).
+  std::string checkpoint;
+  std::optional<int64_t> step;
   std::vector<std::pair<std::string, std::string>> options;  // analyze option names without -- and values ("" for a flag)
   std::vector<std::string> table_columns;  // Table-1 columns this run provides
   std::vector<int64_t> table_layers;       // layers the table shows (empty: all)
@@ -32,8 +36,10 @@ struct Sweep {
 };
 
 // Values that start with ./ or ../ are paths relative to the config file; everything else
-// (hub names, absolute paths, "random") is passed as written. Throws InputError naming the
-// file for anything malformed.
+// (hub names, absolute paths, "random") is passed as written. A model's `model` may name
+// a series of checkpoints: a list of directories, or a pattern (* and ? in its last
+// component) whose matches run in step order. Throws InputError naming the file for
+// anything malformed.
 Sweep readSweep(const std::filesystem::path& config);
 
 // Turns a run's options into the job (the CLI parses them exactly as `analyze` would).
@@ -49,9 +55,11 @@ struct RunOutcome {
   bool ran() const { return status == "ok" || status == "kept"; }
 };
 
-// Runs every run into <out>/<name>, then writes <out>/table.csv (long form: model, corpus,
-// metric, layer, value), <out>/table.md (Table 1 layout) and <out>/sweep.json. Returns the
-// outcomes in run order; every run ran and passed its check when all are "ok" and no check failed.
+// Runs every run into <out>/<name>, then writes <out>/table.csv (long form: model, step,
+// corpus, metric, layer, value), <out>/table.md (Table 1 layout), <out>/sweep.json, and for
+// each checkpoint series <out>/series-<model>-<corpus>.html (its geometry by step). Returns
+// the outcomes in run order; every run ran and passed its check when all are "ok" and no
+// check failed.
 std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job);
 
 struct BatchJob {
