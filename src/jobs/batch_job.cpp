@@ -205,11 +205,16 @@ nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<RunOutcome
     auto& points = series[page];
     if (!outcomes[i].ran()) continue;
     report::SeriesPoint point{*run.step, io::readJsonFile(sweep.out / run.name / "summary.json"), std::nullopt};
+    // The loss is a caption, not a result: a checkpoint without a readable training.json has none.
     const fs::path training = fs::path(optionOf(run, "model")) / "training.json";
-    if (fs::is_regular_file(training)) {
-      const auto t = io::readJsonFile(training);
-      if (t.contains("final_validation_loss") && t["final_validation_loss"].is_number() && t["final_validation_loss"].get<double>() >= 0)
-        point.validation_loss = t["final_validation_loss"].get<double>();
+    try {
+      if (fs::is_regular_file(training)) {
+        const auto t = io::readJsonFile(training);
+        const auto loss = t.value("final_validation_loss", nlohmann::json());
+        if (loss.is_number() && loss.get<double>() >= 0) point.validation_loss = loss.get<double>();
+      }
+    } catch (const InputError& e) {
+      spdlog::warn("{}: no validation loss for the series page: {}", run.name, e.what());
     }
     points.push_back(std::move(point));
   }

@@ -58,6 +58,21 @@ TEST(BatchJob, RandomisationSweepNamesTheThreeLevels) {
   }
 }
 
+// The training-series sweep: the default model's checkpoints, by step, with heads; before
+// the series is trained its pattern is one run (skipped: the model is not there).
+TEST(BatchJob, DefaultSeriesSweepRunsEveryCheckpointOfTheTrainingRun) {
+  const auto sweep = jobs::readSweep(fs::path(POSGEOM_SOURCE_DIR) / "configs/default-series.toml");
+  ASSERT_FALSE(sweep.runs.empty());
+  for (const auto& run : sweep.runs) {
+    const fs::path model = option(run, "model");
+    EXPECT_EQ(model.parent_path().filename(), "default-series") << run.name;
+    EXPECT_EQ(option(run, "heads"), "");
+    if (run.checkpoint.empty()) EXPECT_EQ(model.filename(), "step_*");
+    else EXPECT_TRUE(run.step.has_value()) << run.name;
+  }
+  for (std::size_t i = 1; i < sweep.runs.size(); ++i) EXPECT_LT(sweep.runs[i - 1].step, sweep.runs[i].step);
+}
+
 TEST(BatchJob, PaperReferencesAreThePublishedNumbers) {
   POSGEOM_REQUIRE_SHARED("data/reference/paper_table1.json");
   const auto paper = io::readJsonFile(sharedDir() / "data/reference/paper_table1.json");
@@ -168,6 +183,7 @@ TEST(BatchJob, CheckpointSeriesRunsInStepOrderIntoATableByStep) {
   }
   fs::create_directories(s / "series/notes");  // not a checkpoint: the pattern leaves it out
   writeFile(s / "series/step_2/training.json", R"({"steps": 2, "final_validation_loss": 3.25})");
+  writeFile(s / "series/step_10/training.json", "{not json");  // the page goes without its loss
   const std::string common = "out = \"" + (s / "out").string() + "\"\n[analyze]\nnum-seqs = 6\nseq-len = 16\nscreenot-k = 3\nheads = true\n"
                              "[corpora.noise]\ncorpus = \"random\"\n";
   writeFile(s / "sweep.toml", common + "[models.tiny]\nmodel = \"./series/step_*\"\n"
@@ -204,6 +220,7 @@ TEST(BatchJob, CheckpointSeriesRunsInStepOrderIntoATableByStep) {
   for (const char* figure : {"fig-series-screenot_rank", "fig-series-lowfreq_energy", "fig-series-etc", "fig-series-classes"})
     EXPECT_NE(page.find(figure), std::string::npos) << figure;
   EXPECT_NE(page.find("<td>2</td><td>3.25</td>"), std::string::npos);  // step 2's validation loss, from its training.json
+  EXPECT_NE(page.find("<td>10</td><td></td>"), std::string::npos);
   EXPECT_EQ(io::readJsonFile(s / "out/sweep.json")["series"], nlohmann::json::array({"series-tiny-noise.html"}));
 
   // A list keeps its order; a pattern that matches nothing is one run, skipped by analyze.
