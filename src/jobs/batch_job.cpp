@@ -193,18 +193,19 @@ std::string optionOf(const SweepRun& run, const std::string& key) {
   return "";
 }
 
-// One series.html per model, corpus and variant whose runs are checkpoints with steps.
-nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
-  std::map<std::string, std::vector<report::SeriesPoint>> series;  // page name -> points in run order
-  std::vector<std::string> order;
+// One series.html per model, corpus and variant whose runs are checkpoints with steps,
+// from the summaries writeTables read (null where a run has no report).
+nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<nlohmann::json>& summaries) {
+  std::vector<std::pair<std::string, std::vector<report::SeriesPoint>>> series;  // title -> points in run order
   for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
     const auto& run = sweep.runs[i];
     if (!run.step) continue;
-    const std::string page = "series-" + run.model + "-" + run.corpus + (run.variant.empty() ? "" : "-" + run.variant) + ".html";
-    if (!series.count(page)) order.push_back(page);
-    auto& points = series[page];
-    if (!outcomes[i].ran()) continue;
-    report::SeriesPoint point{*run.step, io::readJsonFile(sweep.out / run.name / "summary.json"), std::nullopt};
+    // The run's name without its checkpoint: <model>-<corpus>[-<variant>].
+    const std::string title = run.model + run.name.substr(run.model.size() + 1 + run.checkpoint.size());
+    auto it = std::find_if(series.begin(), series.end(), [&](const auto& s) { return s.first == title; });
+    if (it == series.end()) it = series.insert(series.end(), {title, {}});
+    if (summaries[i].is_null()) continue;
+    report::SeriesPoint point{*run.step, summaries[i], std::nullopt};
     // The loss is a caption, not a result: a checkpoint without a readable training.json has none.
     const fs::path training = fs::path(optionOf(run, "model")) / "training.json";
     try {
@@ -216,12 +217,12 @@ nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<RunOutcome
     } catch (const InputError& e) {
       spdlog::warn("{}: no validation loss for the series page: {}", run.name, e.what());
     }
-    points.push_back(std::move(point));
+    it->second.push_back(std::move(point));
   }
   nlohmann::json pages = nlohmann::json::array();
-  for (const auto& page : order) {
-    const std::string title = page.substr(7, page.size() - 12);  // series-<...>.html
-    io::writeTextFileAtomically(sweep.out / page, report::seriesReport(title, series[page]));
+  for (const auto& [title, points] : series) {
+    const std::string page = "series-" + title + ".html";
+    io::writeTextFileAtomically(sweep.out / page, report::seriesReport(title, points));
     pages.push_back(page);
   }
   return pages;
@@ -240,6 +241,7 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
     return rows.back();
   };
   nlohmann::json status = nlohmann::json::array();
+  std::vector<nlohmann::json> summaries(sweep.runs.size());  // read once, for the tables and the series pages
   for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
     const auto& run = sweep.runs[i];
     const auto& outcome = outcomes[i];
@@ -255,7 +257,8 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
       continue;
     }
     if (outcome.check_passed) row.notes.push_back(run.name + " check: " + outcome.check_summary);
-    const auto summary = io::readJsonFile(sweep.out / run.name / "summary.json");
+    summaries[i] = io::readJsonFile(sweep.out / run.name / "summary.json");
+    const auto& summary = summaries[i];
     for (const auto& column : run.table_columns) {
       if (std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
       if (column == "context_similarity") {
@@ -312,7 +315,7 @@ void writeTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
      << "); context similarity is the mean ± std over layers of |cos| between (B) and within (W) topics.\n";
   io::writeTextFileAtomically(sweep.out / "table.csv", csv.str());
   io::writeTextFileAtomically(sweep.out / "table.md", md.str());
-  const auto pages = writeSeriesPages(sweep, outcomes);
+  const auto pages = writeSeriesPages(sweep, summaries);
   io::writeTextFileAtomically(sweep.out / "sweep.json",
                               nlohmann::json{{"config", sweep.config.string()}, {"runs", status}, {"series", pages}}.dump(2) + "\n");
 }

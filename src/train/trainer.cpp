@@ -134,7 +134,7 @@ std::vector<LogRow> parseLog(const std::string& csv) {
 class Trainer {
  public:
   Trainer(const TrainConfig& c, const TrainOptions& o)
-      : c_(c), numerics_(model::Numerics::parse("float32", o.device)), data_(openTrainingData(c.data)),
+      : c_(c), numerics_(model::Numerics::parse("float32", o.device)), data_(openTrainingData(c.data)), data_description_(data_->describe()),
         arch_(model::architectureFor(kTrainedArchitecture, "train")), config_(modelConfig(arch_, c, data_->vocabSize())) {
     params_ = initialParams(arch_, config_, c.run.seed);
     for (auto& [name, t] : params_) {
@@ -282,7 +282,7 @@ class Trainer {
     LogRow last = log_.back();
     for (const auto& r : log_)
       if (r.validation_loss >= 0) last.validation_loss = r.validation_loss;
-    nlohmann::json training{{"data", data_->describe()},
+    nlohmann::json training{{"data", data_description_},
                             {"steps", opt_.step},
                             {"final_train_loss", last.train_loss},
                             {"final_validation_loss", last.validation_loss},
@@ -319,6 +319,7 @@ class Trainer {
   TrainConfig c_;
   model::Numerics numerics_;
   std::unique_ptr<TrainingData> data_;
+  nlohmann::json data_description_;  // sizes and the unigram baseline: once, not at every saved step
   const model::Architecture& arch_;
   model::ModelConfig config_;
   Params params_;
