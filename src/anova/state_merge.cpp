@@ -9,10 +9,10 @@ namespace posgeom::anova {
 namespace {
 
 // How much a state holds, where its inputs were and what posgeom chose for the machine
-// (the effective batch size, threads), not what it computes.
+// (the effective batch size, threads, the ranks of a distributed run), not what it computes.
 bool describesCoverage(const std::string& key) {
   return key == "data" || key == "timings" || key == "shard" || key == "coverage" || key == "model" || key == "corpus" ||
-         key == "effective";
+         key == "effective" || key == "distributed";
 }
 
 std::string hintFor(const std::string& key) {

@@ -87,6 +87,13 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   addTypedOption(sub, "--max-memory", o->max_memory,
                  [](const std::string& s) { return std::optional<int64_t>(parseByteSize(s, "--max-memory")); },
                  "the most the pass may use, like 16G (default: what the device has)");
+  sub->add_option("--dist-init", o->dist_init,
+                  "under torchrun or srun: where the ranks meet: env (the launcher's MASTER_ADDR/PORT or first node), "
+                  "tcp://HOST:PORT, file://PATH, or none (run alone)")
+      ->capture_default_str();
+  sub->add_option("--dist-timeout", o->dist_timeout_s,
+                  "seconds a rank waits for the others (a collective, the rendezvous) before it names them and stops")
+      ->capture_default_str();
   addReportOptions(sub, o->report);
 }
 

@@ -8,9 +8,18 @@
 #include "commands.h"
 #include "config_file.h"
 #include "posgeom/base/error.h"
+#include "posgeom/runtime/rank_group.h"
 #include "posgeom/runtime/threads.h"
 
 namespace {
+
+// One line and the exit code; as one rank of several, the others are told first why
+// this one stops.
+int failed(posgeom::ExitCode code, const std::string& kind, const std::string& message) {
+  std::cerr << "posgeom: " << kind << ": " << message << "\n";
+  posgeom::runtime::announceFailureToRanks(static_cast<int>(code), message);
+  return static_cast<int>(code);
+}
 
 void setUpLogging(const std::string& level) {
   auto logger = spdlog::stderr_color_mt("posgeom");
@@ -69,20 +78,21 @@ int main(int argc, char** argv) {
   } catch (const posgeom::RunStopped& e) {
     std::cerr << "posgeom: stopped: " << e.what() << "\n";
     return e.exitCode();
-  } catch (const posgeom::InputError& e) {
+  } catch (const posgeom::runtime::RankFailed& e) {
+    // Another rank of a distributed run failed or was lost: this one says which, and stops.
     std::cerr << "posgeom: error: " << e.what() << "\n";
-    return static_cast<int>(ExitCode::kBadInput);
+    return e.exitCode();
+  } catch (const posgeom::InputError& e) {
+    return failed(ExitCode::kBadInput, "error", e.what());
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the user gave that the system cannot resolve (a symlink loop, a name too long):
     // bad input naming it, not an internal error.
-    std::cerr << "posgeom: error: " << (e.path1().empty() ? std::string("path") : e.path1().string()) << ": "
-              << e.code().message() << "\n";
-    return static_cast<int>(ExitCode::kBadInput);
+    return failed(ExitCode::kBadInput, "error",
+                  (e.path1().empty() ? std::string("path") : e.path1().string()) + ": " + e.code().message());
   } catch (const std::exception& e) {
     // Internal failures keep only the first line: LibTorch appends a stack trace.
     const std::string what = e.what();
-    std::cerr << "posgeom: internal error: " << what.substr(0, what.find('\n')) << "\n";
-    return static_cast<int>(ExitCode::kInternal);
+    return failed(ExitCode::kInternal, "internal error", what.substr(0, what.find('\n')));
   }
   return exit_code;
 }

@@ -11,14 +11,6 @@
 namespace posgeom::io {
 namespace fs = std::filesystem;
 
-EnvLookup processEnv() {
-  return [](const char* key) -> std::optional<std::string> {
-    const char* v = std::getenv(key);
-    if (v == nullptr || *v == '\0') return std::nullopt;
-    return std::string(v);
-  };
-}
-
 fs::path hubCacheRoot(const EnvLookup& env) {
   if (auto v = env("HF_HUB_CACHE")) return *v;
   if (auto v = env("HF_HOME")) return fs::path(*v) / "hub";

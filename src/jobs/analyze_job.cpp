@@ -16,6 +16,7 @@
 #include "posgeom/corpus/document_reader.h"
 #include "posgeom/io/fingerprint.h"
 #include "posgeom/io/hub_cache.h"
+#include "posgeom/jobs/distributed_analyze.h"
 #include "posgeom/jobs/output_directory.h"
 #include "posgeom/jobs/report_writer.h"
 #include "posgeom/model/architecture.h"
@@ -23,7 +24,9 @@
 #include "posgeom/pass/analysis_pass.h"
 #include "posgeom/pass/heads_stage.h"
 #include "posgeom/pass/neurons_stage.h"
+#include "posgeom/pass/rank_reduce.h"
 #include "posgeom/report/neuron_tables.h"
+#include "posgeom/runtime/rank_group.h"
 #include "posgeom/runtime/threads.h"
 #include "posgeom/tokenize/token_names.h"
 #include "posgeom/tokenize/tokenizer.h"
@@ -83,17 +86,22 @@ nlohmann::json runSettings(const pass::AnalyzeOptions& o, const pass::PassPlan& 
 }
 
 // Progress, periodic and final saves, and stops (signals, --stop-after) of analyze's pass.
+// As one rank of several, every step is agreed by all (a stop or save anywhere is one
+// everywhere; --stop-after and --save-every count the windows of all ranks), the state
+// is the reduction of all ranks' statistics, and rank 0 alone writes it.
 class AnalyzeHooks final : public pass::PassHooks {
  public:
-  AnalyzeHooks(const pass::AnalyzeOptions& o, const OutputDirectory& output, pass::AnalysisPass& pass,
-               anova::AnalysisState& state, double load_s, double forward_s_before)
+  AnalyzeHooks(const pass::AnalyzeOptions& o, const OutputDirectory* output, runtime::RankGroup* ranks,
+               pass::AnalysisPass& pass, anova::AnalysisState& state, double load_s, double forward_s_before)
       : o_(o),
-        state_file_(output.work() / kStateFile),
+        state_file_(output ? output->work() / kStateFile : fs::path()),
+        ranks_(ranks),
         pass_(pass),
         state_(state),
         load_s_(load_s),
         forward_s_before_(forward_s_before),
         saved_at_(pass.windows()),
+        all_windows_(pass.windows()),
         progress_("analyze", o.num_seqs > 0 ? o.num_seqs / pass.plan().shard.count : 0, "windows") {}
 
   void afterBatch(int64_t windows) override { progress_.update(windows, windows * pass_.plan().pass.seq_len); }
@@ -103,19 +111,35 @@ class AnalyzeHooks final : public pass::PassHooks {
   bool saveDue(int64_t windows) override {
     return o_.save_every > 0 ? windows - saved_at_ >= o_.save_every : secondsSince(last_save_) >= kSaveIntervalS;
   }
+  pass::StepDecision decide(int64_t windows, bool corpus_ended) override {
+    if (!ranks_) return PassHooks::decide(windows, corpus_ended);
+    const auto sums = ranks_->sumAll({corpus_ended ? 1 : 0, signals_.received() != 0 ? 1 : 0,
+                                      o_.save_every == 0 && secondsSince(last_save_) >= kSaveIntervalS ? 1 : 0, windows});
+    all_windows_ = sums[3];
+    another_rank_signalled_ = sums[1] > 0;
+    const bool stop = sums[1] > 0 || (o_.stop_after > 0 && all_windows_ >= o_.stop_after);
+    const bool all_ended = sums[0] == ranks_->world();
+    const bool save = stop || (!all_ended && (sums[2] > 0 || (o_.save_every > 0 && all_windows_ - saved_at_ >= o_.save_every)));
+    return {save, stop, all_ended && !stop};
+  }
   void save(int64_t windows) override {
     snapshot(false);
-    saved_at_ = windows;
+    saved_at_ = ranks_ ? all_windows_ : windows;
     last_save_ = Clock::now();
   }
   void stopped(int64_t windows) override {
     progress_.finish();
-    const int signal = signals_.received();
-    throw RunStopped((signal ? std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") + " after " : "--stop-after: after ") +
-                         std::to_string(windows) + " windows; the state is in " + state_file_.string() +
+    const int signal = signals_.received() ? signals_.received() : another_rank_signalled_ ? SIGTERM : 0;
+    const std::string where = ranks_ && !ranks_->root() ? "on rank 0, in " + o_.out.string() : state_file_.string();
+    throw RunStopped((signal ? std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") +
+                                   (signals_.received() ? "" : " on another rank") + " after "
+                             : "--stop-after: after ") +
+                         std::to_string(ranks_ ? all_windows_ : windows) + " windows; the state is " + where +
                          "; the same command with --resume " + o_.out.string() + " continues it",
                      signal ? 128 + signal : 0);
   }
+  // The windows of every rank (this rank's alone when it is the only one).
+  int64_t allWindows() const { return ranks_ ? all_windows_ : pass_.windows(); }
 
   double forwardSeconds() const { return forward_s_before_ + secondsSince(start_); }
   void finish() { progress_.finish(); }
@@ -124,27 +148,39 @@ class AnalyzeHooks final : public pass::PassHooks {
   void snapshot(bool complete) {
     const auto& ws = pass_.windowsRead();
     const auto& ss = pass_.streamRead();
-    state_.settings["data"] = {{"windows", pass_.windows()},
-                               {"tokens_read", ws.tokens_read},
-                               {"documents", ws.documents_seen},
-                               {"token_hash", pass_.hash().hex()},
-                               {"invalid_utf8_replaced", ss.invalid_utf8_replaced},
-                               {"skipped_rows", ss.skipped_rows},
-                               {"complete", complete}};
+    nlohmann::json data = {{"windows", pass_.windows()},
+                           {"tokens_read", ws.tokens_read},
+                           {"documents", ws.documents_seen},
+                           {"token_hash", pass_.hash().hex()},
+                           {"invalid_utf8_replaced", ss.invalid_utf8_replaced},
+                           {"skipped_rows", ss.skipped_rows},
+                           {"complete", complete}};
     state_.settings["timings"] = {{"load_s", load_s_}, {"forward_and_accumulate_s", complete ? final_s_ : forwardSeconds()}};
-    state_.windows = pass_.windows();
     state_.layers = complete ? pass_.takeStatistics() : pass_.statistics();
+    if (ranks_) {
+      const auto start = Clock::now();
+      state_.layers = pass::reduceToRoot(std::move(state_.layers), *ranks_, o_.caps);
+      data = combinedData(ranks_->gatherAll(data.dump()), complete);
+      state_.settings["timings"]["rank_reduce_s"] = reduce_s_ += secondsSince(start);
+      if (!ranks_->root()) return;
+    }
+    state_.settings["data"] = data;
+    state_.windows = data["windows"].get<int64_t>();
     anova::saveState(state_, state_file_);
   }
   void setFinalSeconds(double s) { final_s_ = s; }
+  // A resumed distributed run counts from the windows of all ranks the state holds.
+  void resumedAt(int64_t all_windows) { saved_at_ = all_windows_ = all_windows; }
 
  private:
   const pass::AnalyzeOptions& o_;
   const fs::path state_file_;  // in the work directory: --out keeps its old report until the end
+  runtime::RankGroup* ranks_;   // null: one process
   pass::AnalysisPass& pass_;
   anova::AnalysisState& state_;
-  double load_s_, forward_s_before_, final_s_ = 0;
-  int64_t saved_at_;
+  double load_s_, forward_s_before_, final_s_ = 0, reduce_s_ = 0;
+  int64_t saved_at_, all_windows_;
+  bool another_rank_signalled_ = false;
   Clock::time_point start_ = Clock::now(), last_save_ = start_;
   const StopSignals signals_;
   ProgressLine progress_;
@@ -159,14 +195,15 @@ struct ModelAnalysis {
 // The ids of the windows whose attention inputs the state sampled (block 0's), read again
 // from the corpus in the order of the samples.
 std::vector<std::vector<int32_t>> sampledWindowIds(const corpus::CorpusOptions& options, const tokenize::Tokenizer* tokenizer,
-                                                   const pass::PassPlan& plan, const anova::AnalysisState& state) {
+                                                   const pass::PassPlan& plan, const corpus::WindowOptions& windows,
+                                                   const anova::AnalysisState& state) {
   std::vector<int64_t> wanted;
   for (const auto& l : state.layers)
     if (l.layer == 1) wanted = l.attention_sample_windows;
   std::map<int64_t, std::vector<int32_t>> found;
   const int64_t last = wanted.empty() ? -1 : *std::max_element(wanted.begin(), wanted.end());
   auto stream = corpus::openCorpus(options, tokenizer, plan.config.vocab_size);
-  corpus::WindowSampler sampler(*stream, plan.windows);
+  corpus::WindowSampler sampler(*stream, windows);
   while (static_cast<int64_t>(found.size()) < static_cast<int64_t>(wanted.size())) {
     auto window = sampler.next();
     if (!window || window->index > last) break;
@@ -179,16 +216,23 @@ std::vector<std::vector<int32_t>> sampledWindowIds(const corpus::CorpusOptions& 
   return ids;
 }
 
-ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory& output) {
+// `output` and `ranks`: rank 0 of a distributed run, or one process, has an output; the
+// other ranks of one (`ranks` not null) read the state from rank 0 and write nothing.
+ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory* output, runtime::RankGroup* ranks) {
   // A missing corpus is found before the model takes its time to load.
   if (o.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
   if (!corpus::isGenerated(o.corpus.path)) corpus::corpusFiles(o.corpus.path);
   std::optional<anova::AnalysisState> saved;
-  const auto state_path = o.resume.empty() ? output.work() / kStateFile : output.resumeState();
-  if (!o.resume.empty()) saved = anova::loadState(state_path);
+  const auto state_path = !output ? fs::path(o.resume) : o.resume.empty() ? output->work() / kStateFile : output->resumeState();
+  if (!o.resume.empty() && output) {
+    saved = anova::loadState(state_path);
+    requireSameWorld(*saved, ranks, state_path.string());
+  }
   auto t0 = Clock::now();
   const auto model_dir = io::resolveModelDir(o.model, io::processEnv(), o.revision);
-  auto plan = pass::planPass(o, model_dir, model::loadModelConfig(model_dir));
+  pass::AnalyzeOptions rank_options = o;  // each rank on its own GPU: cuda:LOCAL_RANK
+  if (ranks && o.device.isCuda()) rank_options.device.index = ranks->launch().local_rank;
+  auto plan = pass::planPass(rank_options, model_dir, model::loadModelConfig(model_dir));
   // The tokenizer before the weights: it is small, and a bad one is bad input.
   std::unique_ptr<tokenize::Tokenizer> tokenizer;
   if (!corpus::isGenerated(o.corpus.path) && !corpus::isPretokenized(o.corpus.path))
@@ -200,6 +244,12 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
   if (tokenizer && o.special_tokens) plan.windows.framing = tokenizer->framing();
   anova::AnalysisState state;
   state.settings = runSettings(o, plan, tokenizer.get());
+  const corpus::WindowOptions all_windows = plan.windows;  // of the shard asked, over all ranks
+  if (ranks) {
+    requireSameSettings(*ranks, state.settings);
+    state.settings["distributed"] = distributedSettings(*ranks);
+    takeRankShard(plan, *ranks);
+  }
   if (saved) {
     // The model and corpus by content: another path to the same files resumes; other
     // files at the same path do not.
@@ -215,6 +265,24 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
         !difference.empty())
       throw InputError(state_path.string(), "was saved by a run with other settings: " + difference);
 
+  // A distributed resume: rank 0's state, shared out (this rank's windows, and its part of
+  // the statistics); before the weights, so that a state that does not fit fails fast.
+  std::optional<anova::AnalysisState> resumed = std::move(saved);
+  int64_t resumed_all_windows = 0;
+  if (ranks && !o.resume.empty()) {
+    const auto record = nlohmann::json::parse(ranks->broadcastFromRoot(resumed ? resumed->settings.dump() : std::string("{}")));
+    resumed_all_windows = record["data"].value("windows", int64_t{0});
+    const auto& mine = record["data"]["ranks"].at(static_cast<std::size_t>(ranks->rank()));
+    const pass::Shard shard = plan.shard;
+    auto share = pass::resumeShare(resumed ? resumed->layers : std::vector<anova::LayerStatistics>{}, *ranks,
+                                   [shard](int64_t window) { return window % shard.count == shard.index; });
+    if (!resumed) resumed.emplace();
+    resumed->settings = record;
+    resumed->settings["data"]["token_hash"] = mine["token_hash"];
+    resumed->windows = mine["windows"].get<int64_t>();
+    resumed->layers = std::move(share);
+  }
+
   pass::AnalysisPass pass(plan, pass::loadPassModel(plan));
   if (o.neurons && !pass::hasNeuronCircuit(pass.model()))
     throw InputError("--neurons", "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, olmo without clip_qkv)");
@@ -224,12 +292,13 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
   auto stream = corpus::openCorpus(corpus_options, tokenizer.get(), plan.config.vocab_size);
   corpus::WindowSampler sampler(*stream, plan.windows);
   double forward_s = 0;
-  if (saved) {
-    pass.resumeFrom(*saved, sampler, o.corpus.path, state_path.string());
-    forward_s = saved->settings["timings"].value("forward_and_accumulate_s", 0.0);
+  if (resumed) {
+    pass.resumeFrom(*resumed, sampler, o.corpus.path, state_path.string());
+    forward_s = resumed->settings["timings"].value("forward_and_accumulate_s", 0.0);
     spdlog::info("resuming after {} windows from {}", pass.windows(), state_path.string());
   }
-  AnalyzeHooks hooks(o, output, pass, state, load_s, forward_s);
+  AnalyzeHooks hooks(o, output, ranks, pass, state, load_s, forward_s);
+  if (ranks && resumed) hooks.resumedAt(resumed_all_windows);
   {
     pass::WindowBatches batches(sampler, *stream, plan.pass.batch_size);  // the next batch is read during this one's pass
     pass.runAll(batches, hooks);
@@ -242,10 +311,12 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
                ws.tokens_read, ws.documents_seen, forward_s);
   if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
   if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
-  if (pass.windows() == 0) throw InputError(o.corpus.path, "this shard received no window");
+  // On every rank alike (the count is of all ranks): a rank without windows is no error.
+  if (hooks.allWindows() == 0) throw InputError(o.corpus.path, "this shard received no window");
   // Saved before the heads and the report: a stop during those resumes with no pass at all.
   hooks.setFinalSeconds(forward_s);
   hooks.snapshot(true);
+  if (ranks && !ranks->root()) return {};  // rank 0 has the statistics of all, and writes
 
   ModelAnalysis result{std::move(state), {}, {}};
   if (plan.heads) {
@@ -258,7 +329,7 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory&
     std::vector<heads::HeadReport> first_block;
     for (const auto& h : result.head_reports)
       if (h.block == 0) first_block.push_back(h);
-    const auto ids = sampledWindowIds(corpus_options, tokenizer.get(), plan, result.state);
+    const auto ids = sampledWindowIds(corpus_options, tokenizer.get(), plan, all_windows, result.state);
     const auto analysis = pass::analyzeNeurons(pass.model(), result.state, first_block, ids, {10, 0.8, plan.heads->kernel_skip});
     const auto names = tokenize::readTokenNames(o.tokenizer.empty() ? plan.model_dir : o.tokenizer);
     result.extras.summary["neurons"] = report::neuronsJson(analysis, names);
@@ -292,8 +363,15 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   }
   pass::validateOptions(o);  // before the long part
   if (!o.resume.empty()) o.out = o.resume;
+  // One rank of several (torchrun, srun, --dist-init): only rank 0 has an output directory.
+  auto* ranks = from_activations ? nullptr
+                                 : runtime::joinRanks(o.dist_init, std::chrono::seconds(o.dist_timeout_s), o.device);
+  if (ranks && !ranks->root()) {
+    analyzeModel(o, nullptr, ranks);
+    return;
+  }
   OutputDirectory output(o.out, !o.resume.empty() ? OutMode::kResume : o.force ? OutMode::kForce : OutMode::kNew);
-  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}, {}} : analyzeModel(o, output);
+  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}, {}} : analyzeModel(o, &output, ranks);
   if (from_activations) anova::saveState(analysis.state, output.work() / kStateFile);
   writeReport(analysis.state, o.report, output.work(), analysis.head_reports, analysis.extras);
   output.commit();

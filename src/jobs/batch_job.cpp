@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <map>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "posgeom/io/toml_file.h"
 #include "posgeom/report/check.h"
 #include "posgeom/report/series_report.h"
+#include "posgeom/runtime/rank_group.h"
 
 namespace posgeom::jobs {
 namespace fs = std::filesystem;
@@ -372,8 +374,10 @@ Sweep readSweep(const fs::path& config) {
 }
 
 std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job) {
+  auto* ranks = runtime::currentRanks();
+  const bool writes = !ranks || ranks->root();
   std::error_code ec;
-  fs::create_directories(sweep.out, ec);
+  if (writes) fs::create_directories(sweep.out, ec);
   if (ec) throw InputError(sweep.out.string(), "cannot create the sweep's output directory: " + ec.message());
   std::vector<RunOutcome> outcomes;
   for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
@@ -385,13 +389,15 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
       job.out = sweep.out / run.name;
       // A sweep run again without --force keeps the reports it already has (and checks
       // them again): only the runs that did not finish run.
-      if (!job.force && fs::exists(job.out / "summary.json")) {
+      bool kept = !job.force && writes && fs::exists(job.out / "summary.json");
+      if (ranks) kept = ranks->broadcastFromRoot(kept ? "kept" : "") == "kept";  // rank 0 sees the reports
+      if (kept) {
         outcome = {"kept", "the report of an earlier run (--force runs it again)", std::nullopt, ""};
         spdlog::info("{}: kept the report of an earlier run in {}", run.name, job.out.string());
       } else {
         runAnalyzeJob(job);
       }
-      if (!run.reference.empty()) {
+      if (!run.reference.empty() && writes) {
         const auto rows = report::checkAgainstReference(io::readJsonFile(job.out / "summary.json"),
                                                         referenceFor(io::readJsonFile(run.reference), run.table_columns), {},
                                                         run.reference.string());
@@ -404,16 +410,18 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
     } catch (const RunStopped&) {
       throw;  // Ctrl-C stops the sweep, not only the run in hand
     } catch (const InputError& e) {
+      if (ranks) throw;  // every rank stops (see the header)
       outcome = {"skipped", e.what(), std::nullopt, ""};
       spdlog::warn("{} skipped: {}", run.name, e.what());
     } catch (const std::exception& e) {
+      if (ranks) throw;
       const std::string what = e.what();
       outcome = {"failed", what.substr(0, what.find('\n')), std::nullopt, ""};
       spdlog::error("{} failed: {}", run.name, outcome.message);
     }
     outcomes.push_back(std::move(outcome));
   }
-  writeTables(sweep, outcomes);
+  if (writes) writeTables(sweep, outcomes);
   return outcomes;
 }
 
@@ -432,11 +440,20 @@ BatchSummary runBatchJob(const BatchJob& job, const JobFactory& make_job) {
   auto make = [&](const SweepRun& run) {
     auto options = make_job(run);
     options.force = job.force;
+    options.dist_init = job.dist_init;
+    options.dist_timeout_s = job.dist_timeout_s;
     return options;
   };
   for (const auto& run : sweep.runs) make(run);  // a misspelt option fails before any run
+  // A distributed launch: the ranks meet once for the whole sweep, on the first run's device.
+  runtime::RankGroup* ranks = nullptr;
+  if (!sweep.runs.empty()) {
+    const auto first = make(sweep.runs.front());
+    ranks = runtime::joinRanks(job.dist_init, std::chrono::seconds(job.dist_timeout_s), first.device);
+  }
   const auto outcomes = runSweep(sweep, make);
   BatchSummary summary;
+  summary.reporting = !ranks || ranks->root();
   summary.runs = outcomes.size();
   for (const auto& o : outcomes) {
     summary.ran += o.ran();

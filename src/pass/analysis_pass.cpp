@@ -103,21 +103,29 @@ BatchSeconds AnalysisPass::forwardOnly(const WindowBatch& batch) const {
   return {secondsSince(start), 0.0};
 }
 
+StepDecision PassHooks::decide(int64_t windows, bool corpus_ended) {
+  const bool stop = stopRequested(windows);
+  return {stop || (!corpus_ended && saveDue(windows)), stop, corpus_ended && !stop};
+}
+
 void AnalysisPass::runAll(WindowBatches& batches, PassHooks& hooks) {
-  for (bool more = true; more;) {
-    auto batch = batches.next();
-    impl_->read_stats = batch.windows_read;
-    impl_->stream_stats = batch.stream;
-    more = !batches.exhausted();
-    if (batch.size() == 0) break;
-    impl_->hash.add(batch.ids);
-    run(batch);
-    impl_->windows += batch.size();
-    hooks.afterBatch(impl_->windows);
-    const bool stop = hooks.stopRequested(impl_->windows);
-    if (!more && !stop) break;
-    if (stop || hooks.saveDue(impl_->windows)) hooks.save(impl_->windows);
-    if (stop) {
+  for (bool ended = false;;) {
+    if (!ended) {
+      auto batch = batches.next();
+      impl_->read_stats = batch.windows_read;
+      impl_->stream_stats = batch.stream;
+      ended = batches.exhausted() || batch.size() == 0;
+      if (batch.size() > 0) {
+        impl_->hash.add(batch.ids);
+        run(batch);
+        impl_->windows += batch.size();
+        hooks.afterBatch(impl_->windows);
+      }
+    }
+    const auto step = hooks.decide(impl_->windows, ended);
+    if (step.finished) return;
+    if (step.save) hooks.save(impl_->windows);
+    if (step.stop) {
       hooks.stopped(impl_->windows);
       return;
     }

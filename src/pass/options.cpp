@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "posgeom/runtime/launch.h"
 
 namespace posgeom::pass {
 
@@ -64,6 +65,8 @@ std::set<int64_t> resolveLayers(const LayerSelection& selection, int64_t hidden_
 void validateOptions(const AnalyzeOptions& o) {
   if (o.batch_size < 0) throw InputError("--batch-size", "must not be negative");
   if (o.save_every < 0 || o.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
+  runtime::validateDistInit(o.dist_init);
+  if (o.dist_timeout_s < 1) throw InputError("--dist-timeout", "must be at least 1 second");
   if (o.heads && !o.activations.empty()) throw InputError("--heads", "needs the model (--model), not --activations");
   if (o.heads) headOptionsOf(o);
   if (o.save_kernels && !o.heads) throw InputError("--save-kernels", "saves the kernels of --heads: add --heads");

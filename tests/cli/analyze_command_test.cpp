@@ -368,3 +368,166 @@ TEST(AnalyzeCommand, SigkillAtAnyPointLeavesOneWholeReport) {
 
 }  // namespace
 }  // namespace posgeom::testing
+
+// Distributed runs: ranks started as torchrun starts them (plain processes with its
+// variables), against one process over the same windows.
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+
+// Every number of `a` in `b` within `relative` (integers exactly), every string the same;
+// what says how the run went (timings, data, the ranks) aside.
+void expectSameNumbers(const nlohmann::json& a, const nlohmann::json& b, double relative, const std::string& at = "") {
+  if (a.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      if (it.key() == "timings" || it.key() == "data" || it.key() == "distributed" || it.key() == "effective") continue;
+      ASSERT_TRUE(b.contains(it.key())) << at << "/" << it.key();
+      expectSameNumbers(it.value(), b[it.key()], relative, at + "/" + it.key());
+    }
+  } else if (a.is_array()) {
+    ASSERT_EQ(a.size(), b.size()) << at;
+    for (std::size_t i = 0; i < a.size(); ++i) expectSameNumbers(a[i], b[i], relative, at + "[" + std::to_string(i) + "]");
+  } else if (a.is_number_float()) {
+    EXPECT_NEAR(a.get<double>(), b.get<double>(), relative * std::abs(a.get<double>()) + 1e-14) << at;
+  } else {
+    EXPECT_EQ(a, b) << at;
+  }
+}
+
+std::vector<std::string> withArgs(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// Acceptance: 2 and 3 ranks give the report of one process over the same windows (batch
+// size 1, so that no batch differs in composition; the sums only add in another order),
+// with the heads, and only rank 0 writes.
+TEST(AnalyzeCommand, RanksOfADistributedRunGiveTheReportOfOneProcess) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
+  ScratchDir s;
+  const std::vector<std::string> run{"analyze", "--corpus", (sharedDir() / "data/corpora/tinyshakespeare.txt").string(), "--num-seqs", "14",
+                                     "--seq-len", "32", "--batch-size", "1", "--heads", "--head-samples", "5",
+                                     "--context-cap", "9", "--screenot-k", "3", "--threads", "1", "-q", "--dist-timeout", "60"};
+  ASSERT_EQ(runPosgeom(withArgs(run, {"--out", (s / "one").string()})).exit_code, 0);
+  const auto one = io::readJsonFile(s / "one/summary.json");
+  for (const int world : {2, 3}) {
+    const auto out = s / ("ranks" + std::to_string(world));
+    LaunchedRanks ranks(world, [&](int rank) {
+      return withArgs(run, {"--out", rank == 0 ? out.string() : (s / ("elsewhere" + std::to_string(rank))).string()});
+    });
+    const auto results = ranks.wait();
+    for (int r = 0; r < world; ++r) {
+      EXPECT_EQ(results[static_cast<std::size_t>(r)].exit_code, 0) << "rank " << r << ": " << results[static_cast<std::size_t>(r)].err;
+      if (r > 0) {
+        EXPECT_FALSE(fs::exists(s / ("elsewhere" + std::to_string(r)))) << "rank " << r << " wrote";
+      }
+    }
+    const auto summary = io::readJsonFile(out / "summary.json");
+    EXPECT_EQ(summary["distributed"]["world_size"], world);
+    EXPECT_EQ(summary["distributed"]["backend"], "gloo");
+    EXPECT_EQ(summary["data"]["windows"], 14);
+    EXPECT_EQ(summary["data"]["ranks"].size(), static_cast<std::size_t>(world));
+    EXPECT_EQ(summary["shard"], "0/1");
+    expectSameNumbers(one, summary, 1e-9);
+    EXPECT_EQ(readFile(s / "one/heads.csv").substr(0, 200), readFile(out / "heads.csv").substr(0, 200));
+  }
+}
+
+// Acceptance: a rank fed another (corrupt) corpus stops every rank, each with one line
+// naming the rank and the cause, well within the timeout, and nothing is written.
+TEST(AnalyzeCommand, ARankFedAnotherCorpusStopsEveryRankWithTheCause) {
+  ScratchDir s;
+  std::string text;
+  while (text.size() < 4000) text += "every rank must read the same corpus. ";
+  writeFile(s / "good.txt", text);
+  writeFile(s / "corrupt.gz", std::string("\x1f\x8b\x08\x00garbage that is not deflate", 32));
+  const auto start = std::chrono::steady_clock::now();
+  LaunchedRanks ranks(3, [&](int rank) {
+    return std::vector<std::string>{"analyze", "--corpus", (s / (rank == 1 ? "corrupt.gz" : "good.txt")).string(),
+                                    "--seq-len", "16", "--screenot-k", "3", "--threads", "1", "-q", "--dist-timeout", "60",
+                                    "--out", (s / "out").string()};
+  });
+  const auto results = ranks.wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(50));
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    EXPECT_EQ(results[r].exit_code, 2) << "rank " << r << ": " << results[r].err;
+    EXPECT_NE(results[r].err.find("posgeom: error: rank 1: runs with other settings than rank 0: corpus_fingerprint"),
+              std::string::npos)
+        << "rank " << r << ": " << results[r].err;
+    EXPECT_EQ(std::count(results[r].err.begin(), results[r].err.end(), '\n'), 1) << results[r].err;
+  }
+  EXPECT_FALSE(fs::exists(s / "out"));
+}
+
+// Acceptance: a rank killed (SIGKILL) mid-run makes the other stop cleanly with the rank
+// named; the last saved state resumes with the same world size (another one is refused)
+// and finishes with the numbers of one process.
+TEST(AnalyzeCommand, AKilledRankStopsTheOthersAndTheSavedStateResumes) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const std::vector<std::string> run{"analyze", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--corpus",
+                                     "random", "--num-seqs", "800", "--seq-len", "16", "--batch-size", "1", "--screenot-k",
+                                     "3", "--save-every", "40", "--threads", "1", "-q", "--dist-timeout", "60"};
+  ASSERT_EQ(runPosgeom(withArgs(run, {"--out", (s / "one").string()})).exit_code, 0);
+  const auto out = (s / "parts").string();
+  {
+    LaunchedRanks ranks(2, [&](int) { return withArgs(run, {"--out", out}); });
+    for (int i = 0; i < 6000 && !fs::exists(s / ".parts.posgeom-work/state.safetensors"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(fs::exists(s / ".parts.posgeom-work/state.safetensors"));
+    ranks.rank(1).signal(SIGKILL);
+    const auto results = ranks.wait();
+    EXPECT_EQ(results[1].exit_code, 128 + SIGKILL);
+    EXPECT_EQ(results[0].exit_code, 4) << results[0].err;
+    EXPECT_NE(results[0].err.find("posgeom: error: rank 1 stopped answering"), std::string::npos) << results[0].err;
+    EXPECT_FALSE(fs::exists(s / "parts/summary.json"));
+  }
+  {
+    LaunchedRanks ranks(3, [&](int) { return withArgs(run, {"--resume", out}); });
+    const auto results = ranks.wait();
+    for (const auto& r : results) {
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_NE(r.err.find("was saved by a run of 2 ranks, and this launch is 3 ranks"), std::string::npos) << r.err;
+    }
+  }
+  const auto alone = runPosgeom(withArgs(run, {"--resume", out}));
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("was saved by a run of 2 ranks, and this launch is one process"), std::string::npos) << alone.err;
+  {
+    LaunchedRanks ranks(2, [&](int) { return withArgs(run, {"--resume", out}); });
+    const auto results = ranks.wait();
+    for (const auto& r : results) ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const auto resumed = io::readJsonFile(s / "parts/summary.json");
+  EXPECT_EQ(resumed["data"]["windows"], 800);
+  expectSameNumbers(io::readJsonFile(s / "one/summary.json"), resumed, 1e-9);
+}
+
+// --stop-after counts the windows of all ranks, and a stop is every rank's: each says
+// so, exit 0, and the resumed run is the whole one.
+TEST(AnalyzeCommand, StopAfterCountsTheWindowsOfAllRanks) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const std::vector<std::string> run{"analyze", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--corpus",
+                                     "random", "--num-seqs", "30", "--seq-len", "16", "--batch-size", "2", "--screenot-k",
+                                     "3", "--threads", "1", "-q", "--dist-timeout", "60"};
+  const auto out = (s / "out").string();
+  {
+    LaunchedRanks ranks(2, [&](int) { return withArgs(run, {"--stop-after", "8", "--out", out}); });
+    for (const auto& r : ranks.wait()) {
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_NE(r.err.find("stopped: --stop-after: after 8 windows"), std::string::npos) << r.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(s / "out/summary.json"));
+  {
+    LaunchedRanks ranks(2, [&](int) { return withArgs(run, {"--resume", out}); });
+    for (const auto& r : ranks.wait()) ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const auto summary = io::readJsonFile(s / "out/summary.json");
+  EXPECT_EQ(summary["data"]["windows"], 30);
+  EXPECT_EQ(summary["data"]["complete"], true);
+}
+
+}  // namespace
+}  // namespace posgeom::testing

@@ -1,5 +1,8 @@
 #include "test_support.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -113,7 +116,8 @@ CommandResult runPosgeom(const std::vector<std::string>& args, const std::string
   return runProgram(POSGEOM_BINARY, args, stdin_text);
 }
 
-RunningProgram::RunningProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text)
+RunningProgram::RunningProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text,
+                               const Environment& env)
     : scratch_(std::make_unique<ScratchDir>()) {
   const auto out_path = *scratch_ / "stdout", err_path = *scratch_ / "stderr", in_path = *scratch_ / "stdin";
   writeFile(in_path, stdin_text);
@@ -124,6 +128,7 @@ RunningProgram::RunningProgram(const std::string& program, const std::vector<std
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
     argv.push_back(nullptr);
+    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
     if (!std::freopen(in_path.c_str(), "r", stdin) || !std::freopen(out_path.c_str(), "w", stdout) ||
         !std::freopen(err_path.c_str(), "w", stderr))
       _exit(127);
@@ -150,6 +155,34 @@ CommandResult RunningProgram::wait() {
   r.out = readFile(*scratch_ / "stdout");
   r.err = readFile(*scratch_ / "stderr");
   return r;
+}
+
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw std::runtime_error("no free port");
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+LaunchedRanks::LaunchedRanks(int world, const std::function<std::vector<std::string>(int rank)>& args_of) {
+  const std::string port = std::to_string(freePort());
+  for (int r = 0; r < world; ++r)
+    ranks_.push_back(std::make_unique<RunningProgram>(
+        POSGEOM_BINARY, args_of(r), "",
+        Environment{{"RANK", std::to_string(r)}, {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_RANK", std::to_string(r)},
+                    {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}}));
+}
+
+std::vector<CommandResult> LaunchedRanks::wait() {
+  std::vector<CommandResult> results;
+  for (auto& r : ranks_) results.push_back(r->wait());
+  return results;
 }
 
 CommandResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text) {

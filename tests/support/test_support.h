@@ -46,20 +46,38 @@ struct CommandResult {
 };
 // Runs the posgeom executable built with the tests, with `stdin_text` on its standard input.
 CommandResult runPosgeom(const std::vector<std::string>& args, const std::string& stdin_text = "");
-// A program started in the background, for tests that signal it part-way.
+using Environment = std::vector<std::pair<std::string, std::string>>;
+// A program started in the background, for tests that signal it part-way; `env` is set on
+// top of this process's environment.
 class RunningProgram {
  public:
-  RunningProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text = "");
+  RunningProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text = "",
+                 const Environment& env = {});
   ~RunningProgram();  // kills it if it still runs
   RunningProgram(const RunningProgram&) = delete;
   RunningProgram& operator=(const RunningProgram&) = delete;
   void signal(int sig);
   CommandResult wait();
+  int pid() const { return pid_; }
 
  private:
   std::unique_ptr<ScratchDir> scratch_;
   int pid_ = -1;
 };
+// Ranks of a distributed posgeom run, started at once as torchrun starts its workers:
+// RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR (127.0.0.1) and MASTER_PORT (a free port)
+// set, the arguments of each from `args_of(rank)`.
+class LaunchedRanks {
+ public:
+  LaunchedRanks(int world, const std::function<std::vector<std::string>(int rank)>& args_of);
+  RunningProgram& rank(int r) { return *ranks_.at(static_cast<std::size_t>(r)); }
+  std::vector<CommandResult> wait();  // by rank
+
+ private:
+  std::vector<std::unique_ptr<RunningProgram>> ranks_;
+};
+// A TCP port nobody listens on now.
+int freePort();
 // Runs any executable (absolute path) the same way.
 CommandResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::string& stdin_text = "");
 

@@ -6,11 +6,12 @@
 #include <optional>
 #include <string>
 
+#include "posgeom/base/environment.h"
+
 namespace posgeom::io {
 
-// Reads an environment variable; injectable so tests need not touch the process environment.
-using EnvLookup = std::function<std::optional<std::string>(const char*)>;
-EnvLookup processEnv();
+using posgeom::EnvLookup;
+using posgeom::processEnv;
 
 // $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub.
 std::filesystem::path hubCacheRoot(const EnvLookup& env);

@@ -60,12 +60,18 @@ struct RunOutcome {
 // each checkpoint series <out>/series-<model>-<corpus>.html (its geometry by step). Returns
 // the outcomes in run order; every run ran and passed its check when all are "ok" and no
 // check failed.
+// Under a distributed launch each run runs over all ranks (every rank's windows, rank 0's
+// report) one after the other, and rank 0 alone writes the tables; a run that fails there
+// stops the sweep on every rank (a rank cannot skip a run alone: the others wait for it in
+// that run's collectives). Its reports so far stay, and the sweep run again keeps them.
 std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job);
 
 struct BatchJob {
   std::filesystem::path config;
   std::filesystem::path out;  // empty: the config's `out`
   bool force = false;         // run again the runs that already have a report (else they are kept)
+  std::string dist_init = "env";  // a distributed launch's rendezvous, for every run (analyze's --dist-init)
+  int64_t dist_timeout_s = 1800;
 };
 
 struct BatchSummary {
@@ -76,6 +82,7 @@ struct BatchSummary {
   std::size_t checked = 0;  // had a reference
   std::size_t moved = 0;    // of those, did not match it
   std::filesystem::path table;
+  bool reporting = true;    // false on the ranks of a distributed run other than 0: they say nothing
   bool allPassed() const { return ran == runs && moved == 0; }
   // "4 of 8 runs have a report (1 kept from an earlier run); 3 of 4 checked runs matched
   // their reference; 4 skipped (see <table>)"

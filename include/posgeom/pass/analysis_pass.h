@@ -29,6 +29,13 @@ struct BatchSeconds {
   double accumulating = 0;  // inside the accumulators; measured on the CPU only (a GPU queues)
 };
 
+// What happens after a step of the loop.
+struct StepDecision {
+  bool save = false;
+  bool stop = false;      // after the save
+  bool finished = false;  // the pass is over
+};
+
 // What the loop tells its hooks, and asks of them, after every batch.
 class PassHooks {
  public:
@@ -36,6 +43,11 @@ class PassHooks {
   virtual void afterBatch(int64_t /*windows*/) {}
   virtual bool stopRequested(int64_t /*windows*/) { return false; }
   virtual bool saveDue(int64_t /*windows*/) { return false; }
+  // After each step (a batch, or none once this process's corpus ended): by default from
+  // stopRequested and saveDue, finished when the corpus ended. A distributed run's hooks
+  // agree it with the other ranks: a rank whose corpus ended keeps stepping, without
+  // batches, until every rank's has.
+  virtual StepDecision decide(int64_t windows, bool corpus_ended);
   virtual void save(int64_t /*windows*/) {}
   // After the save of a stop; may throw (RunStopped) to end the run.
   virtual void stopped(int64_t /*windows*/) {}

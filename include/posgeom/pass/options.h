@@ -84,6 +84,10 @@ struct AnalyzeOptions {
   int64_t save_every = 0;                // save the state every this many windows; 0: every 10 minutes
   int64_t stop_after = 0;                // stop (state saved, to resume) after this many windows
   std::optional<int64_t> max_memory;     // bytes the pass may use; none: what the device has
+  // A distributed launch (torchrun, srun): where the ranks meet (runtime::detectLaunch),
+  // and how long any rank waits for the others before it gives up on them.
+  std::string dist_init = "env";
+  int64_t dist_timeout_s = 1800;
 };
 
 // The checks that need no model: signs and ranges of the numbers, combinations of options.
