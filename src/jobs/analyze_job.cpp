@@ -230,8 +230,11 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory*
   }
   auto t0 = Clock::now();
   const auto model_dir = io::resolveModelDir(o.model, io::processEnv(), o.revision);
-  pass::AnalyzeOptions rank_options = o;  // each rank on its own GPU: cuda:LOCAL_RANK
-  if (ranks && o.device.isCuda()) rank_options.device.index = ranks->launch().local_rank;
+  // Each rank on its own GPU: cuda:LOCAL_RANK of the GPUs it sees (one, where the launcher
+  // gives each task its own through CUDA_VISIBLE_DEVICES).
+  pass::AnalyzeOptions rank_options = o;
+  if (ranks && o.device.isCuda())
+    rank_options.device.index = ranks->launch().local_rank % std::max(1, runtime::cudaDeviceCount());
   auto plan = pass::planPass(rank_options, model_dir, model::loadModelConfig(model_dir));
   // The tokenizer before the weights: it is small, and a bad one is bad input.
   std::unique_ptr<tokenize::Tokenizer> tokenizer;
@@ -364,6 +367,8 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   pass::validateOptions(o);  // before the long part
   if (!o.resume.empty()) o.out = o.resume;
   // One rank of several (torchrun, srun, --dist-init): only rank 0 has an output directory.
+  if (from_activations && runtime::detectLaunch(processEnv(), o.dist_init).distributed())
+    throw InputError("--activations", "is analysed by one process: start it without torchrun or srun (or give --dist-init none)");
   auto* ranks = from_activations ? nullptr
                                  : runtime::joinRanks(o.dist_init, std::chrono::seconds(o.dist_timeout_s), o.device);
   if (ranks && !ranks->root()) {

@@ -135,7 +135,8 @@ struct RankGroup::Impl {
 
   // Tensors where the backend takes them: the rank's GPU for NCCL, else as they are.
   at::Tensor onBackend(const at::Tensor& t) const {
-    return backend == "nccl" ? t.to(torchDevice(DeviceSpec{DeviceSpec::Kind::kCuda, launch.local_rank})) : t;
+    const int gpu = launch.local_rank % std::max(1, cudaDeviceCount());
+    return backend == "nccl" ? t.to(torchDevice(DeviceSpec{DeviceSpec::Kind::kCuda, gpu})) : t;
   }
 
   template <typename Call>

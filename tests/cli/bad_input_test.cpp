@@ -438,6 +438,12 @@ std::vector<BadInput> cases() {
                     return Args{"train", "--config", (d / "short.toml").string()};
                   },
                   2, "short.toml: [model] context 10 is too short for one 4-digit problem per window (needs 16)"));
+  c.push_back(row("dist-init-unknown",
+                  [](const fs::path&) { return Args{"analyze", "--dist-init", "mpi://x"}; },
+                  2, "--dist-init: 'mpi://x' is not env, none, tcp://HOST:PORT or file://PATH"));
+  c.push_back(row("dist-timeout-zero",
+                  [](const fs::path&) { return Args{"analyze", "--dist-timeout", "0"}; },
+                  2, "--dist-timeout: must be at least 1 second"));
   return c;
 }
 

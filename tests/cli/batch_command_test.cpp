@@ -1,3 +1,5 @@
+#include <sstream>
+
 #include "posgeom/io/json_file.h"
 #include "test_support.h"
 
@@ -47,6 +49,56 @@ TEST(BatchCommand, ExitCodeSaysWhetherEveryRunRan) {
   EXPECT_NE(typo.err.find((s / "typo.toml").string() + ": run llama-random: "), std::string::npos) << typo.err;
   EXPECT_NE(typo.err.find("seq-lenn"), std::string::npos) << typo.err;
   EXPECT_FALSE(std::filesystem::exists(s / "typo/llama-random"));  // nothing ran
+}
+
+// Under a distributed launch each run runs over all ranks and rank 0 alone writes: the
+// reports and the table are one process's; run again, the kept reports are kept on every
+// rank alike (rank 0 sees them, and says so to the others); a run that fails stops the
+// sweep on every rank.
+TEST(BatchCommand, ADistributedSweepRunsEachRunOverAllRanks) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  ScratchDir s;
+  const std::string model = (sharedDir() / "fixtures/models/tiny-llama").string();
+  writeFile(s / "sweep.toml",
+            "[analyze]\nseq-len = 16\nnum-seqs = 6\nbatch-size = 1\nscreenot-k = 2\n[corpora.random]\n"
+            "corpus = \"random\"\n[corpora.probe]\ncorpus = \"repeated-random\"\n[models.llama]\nmodel = \"" + model + "\"\n");
+  ASSERT_EQ(runPosgeom({"batch", (s / "sweep.toml").string(), "--out", (s / "one").string()}).exit_code, 0);
+  for (const bool again : {false, true}) {
+    LaunchedRanks ranks(2, [&](int rank) {
+      return std::vector<std::string>{"--threads", "1", "batch", (s / "sweep.toml").string(), "--dist-timeout", "60", "--out",
+                                      (s / (rank == 0 ? "ranks" : "rank1")).string()};
+    });
+    const auto results = ranks.wait();
+    ASSERT_EQ(results[0].exit_code, 0) << results[0].err;
+    ASSERT_EQ(results[1].exit_code, 0) << results[1].err;
+    EXPECT_NE(results[0].out.find(again ? "2 of 2 runs have a report (2 kept from an earlier run)" : "2 of 2 runs have a report: "),
+              std::string::npos)
+        << results[0].out;
+    EXPECT_EQ(results[1].out, "");
+    EXPECT_FALSE(std::filesystem::exists(s / "rank1"));
+  }
+  for (const std::string run : {"llama-random", "llama-probe"}) {
+    const auto summary = io::readJsonFile(s / "ranks" / run / "summary.json");
+    EXPECT_EQ(summary["distributed"]["world_size"], 2) << run;
+    EXPECT_EQ(summary["layers"].size(), io::readJsonFile(s / "one" / run / "summary.json")["layers"].size());
+  }
+  // The same rows (model, step, corpus, metric, layer); their values are the runs' own.
+  auto keys = [](const std::string& csv) {
+    std::vector<std::string> rows;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);) rows.push_back(line.substr(0, line.rfind(',')));
+    return rows;
+  };
+  EXPECT_EQ(keys(readFile(s / "ranks/table.csv")), keys(readFile(s / "one/table.csv")));
+
+  writeFile(s / "gone.toml", readFile(s / "sweep.toml") + "[models.gone]\nmodel = \"./gone\"\n");
+  LaunchedRanks ranks(2, [&](int) {
+    return std::vector<std::string>{"batch", (s / "gone.toml").string(), "--dist-timeout", "60", "--out", (s / "gone").string()};
+  });
+  for (const auto& r : ranks.wait()) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("gone"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace
