@@ -80,6 +80,7 @@ Launch detectLaunch(const EnvLookup& env, const std::string& dist_init) {
     launch.world = numberIn(env, "WORLD_SIZE", kMaxRanks, true);
     launch.rank = numberIn(env, "RANK", kMaxRanks, true);
     launch.local_rank = numberIn(env, "LOCAL_RANK", kMaxRanks, false);
+    launch.attempt = numberIn(env, "TORCHELASTIC_RESTART_COUNT", kMaxRanks, false);
     if (dist_init == "env") {
       launch.rendezvous = "tcp://" + env("MASTER_ADDR").value_or("127.0.0.1") + ":" + portOf(env, kDefaultPort);
       // torchrun (PyTorch >= 2.2) serves the workers' store from its agent and says so.

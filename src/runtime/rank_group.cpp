@@ -84,7 +84,7 @@ struct RankGroup::Impl {
                          kRankLostExitCode);
       }
     }
-    store = c10::make_intrusive<c10d::PrefixStore>("posgeom", store);
+    store = c10::make_intrusive<c10d::PrefixStore>("posgeom/" + std::to_string(launch.attempt), store);
   }
 
   // Every rank counts itself in and leaves its mark; within the timeout all must be there.

@@ -26,7 +26,8 @@ TEST(Launch, NoLauncherIsOneProcess) {
 
 TEST(Launch, TorchrunsVariables) {
   const auto l = detectLaunch(fakeEnv({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "node7"},
-                                       {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}}));
+                                       {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                       {"TORCHELASTIC_RESTART_COUNT", "3"}}));
   EXPECT_TRUE(l.distributed());
   EXPECT_EQ(l.launcher, "torchrun");
   EXPECT_EQ(l.rank, 2);
@@ -34,6 +35,7 @@ TEST(Launch, TorchrunsVariables) {
   EXPECT_EQ(l.local_rank, 0);
   EXPECT_EQ(l.rendezvous, "tcp://node7:29400");
   EXPECT_TRUE(l.agent_store);
+  EXPECT_EQ(l.attempt, 3);  // a restarted worker group meets under new keys of the agent's store
   EXPECT_EQ(l.describe(), "rank 2 of 4 (torchrun, tcp://node7:29400)");
 }
 

@@ -93,7 +93,7 @@ TEST(RankGroup, ALostOrHungRankIsNamed) {
   });
   EXPECT_EQ(hung[0].exit_code, kRankLostExitCode);
   EXPECT_EQ(hung[0].message.rfind("rank 1 stopped answering during the sums' reduction", 0), 0u) << hung[0].message;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 40s);  // bounded by the timeout, not forever
 }
 
 TEST(RankGroup, ARankThatNeverComesIsNamedAtTheRendezvous) {

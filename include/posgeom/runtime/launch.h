@@ -17,6 +17,7 @@ struct Launch {
   // agent hosts one) or "file://PATH" (a FileStore on a shared file system).
   std::string rendezvous;
   bool agent_store = false;  // torchrun's agent already serves the TCPStore at HOST:PORT
+  int attempt = 0;           // torchrun's restart count: each attempt meets under its own keys
 
   bool distributed() const { return world > 1; }
   std::string describe() const;  // "rank 1 of 3 (torchrun, tcp://127.0.0.1:29500)"
