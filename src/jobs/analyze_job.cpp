@@ -378,7 +378,9 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   OutputDirectory output(o.out, !o.resume.empty() ? OutMode::kResume : o.force ? OutMode::kForce : OutMode::kNew);
   ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}, {}} : analyzeModel(o, &output, ranks);
   if (from_activations) anova::saveState(analysis.state, output.work() / kStateFile);
-  writeReport(analysis.state, o.report, output.work(), analysis.head_reports, analysis.extras);
+  auto report = o.report;
+  report.end_device = o.device;  // the end stage where the statistics were gathered
+  writeReport(analysis.state, report, output.work(), analysis.head_reports, analysis.extras);
   output.commit();
   spdlog::info("report in {}", o.out.string());
 }

@@ -18,7 +18,7 @@
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/bench_rounds.h"
 #include "posgeom/jobs/report_writer.h"
-#include "posgeom/metrics/lapack.h"
+#include "posgeom/metrics/moment_solver.h"
 #include "posgeom/metrics/layer_metrics.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/flops.h"
@@ -167,11 +167,11 @@ namespace {
 
 // One LAPACK eigendecomposition (all eigenvalues) of a symmetric d x d matrix, as the
 // metrics take two per layer: what their time is compared with.
-double measureEigh(int64_t dim) {
+double measureEigh(int64_t dim, const metrics::MomentSolver& solver) {
   const Eigen::MatrixXd x = Eigen::MatrixXd::Random(dim, dim);
   const Eigen::MatrixXd moment = x.transpose() * x;
   const auto start = Clock::now();
-  metrics::lapack::symmetricEigenvalues(moment);
+  solver.eigenvalues(moment);
   return secondsSince(start);
 }
 
@@ -191,6 +191,7 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
   const auto [plan, heads_plan] = benchPlans(job, dir);
   pass::ReportOptions heads_plan_report;
   heads_plan_report.screenot_k = heads_plan.heads->subspace_k;
+  heads_plan_report.end_device = plan.pass.device;
   const auto& config = plan.config;
   releaseFreeMemory();
   resetPeakResident();
@@ -273,14 +274,15 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
   anova::AnalysisState state;
   state.layers = run.takeStatistics();
   auto start = Clock::now();
-  metrics::computeAllLayerMetrics(state.layers, metricOptions(heads_plan_report), metricsWorkers(state));
+  const auto metric_options = metricOptions(heads_plan_report);
+  metrics::computeAllLayerMetrics(state.layers, metric_options, metricsWorkers(state, *metric_options.moment_solver));
   r.metrics_end_stage_s = secondsSince(start);
   start = Clock::now();
   r.heads_analysed = static_cast<int64_t>(pass::analyzeHeads(*model, state, *heads_plan.heads, heads_plan.causal).size());
   r.heads_end_stage_s = secondsSince(start);
   r.metrics_per_layer_s = r.metrics_end_stage_s / static_cast<double>(std::max<std::size_t>(1, state.layers.size()));
   r.heads_per_head_s = r.heads_end_stage_s / static_cast<double>(std::max<int64_t>(1, r.heads_analysed));
-  r.eigh_s = measureEigh(config.hidden_size);
+  r.eigh_s = measureEigh(config.hidden_size, *metric_options.moment_solver);
   r.peak_rss_bytes = std::max(load_peak, peakResidentBytes());
   if (device.isCuda()) r.device_memory_bytes = device_peak;
   return r;

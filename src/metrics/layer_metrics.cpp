@@ -38,8 +38,9 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
     // Only the largest: Lanczos, not a third full eigendecomposition.
     const double s_hidden = std::sqrt(std::max(0.0, lapack::largestEigenvalue(d.hidden_moment)));
     if (s_hidden > 0) m.relative_norm = std::sqrt(static_cast<double>(stats.sequences)) * m.singular_pos[0] / s_hidden;
-    m.singular_cvec = singularValuesFromMoment(d.cvec_moment);
-    m.singular_resid = singularValuesFromMoment(d.resid_moment);
+    const auto& solver = options.moment_solver ? *options.moment_solver : *lapackMomentSolver();
+    m.singular_cvec = singularValuesFromMoment(d.cvec_moment, solver);
+    m.singular_resid = singularValuesFromMoment(d.resid_moment, solver);
   }
   m.gram = normalizedGram(d.positional);
   m.gram_dct = dct2(m.gram);

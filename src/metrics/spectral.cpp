@@ -10,8 +10,8 @@ Eigen::VectorXd singularValues(const Eigen::MatrixXd& m) {
   return lapack::singularValues(m);
 }
 
-Eigen::VectorXd singularValuesFromMoment(const Eigen::MatrixXd& moment) {
-  return lapack::symmetricEigenvalues(moment).cwiseMax(0.0).cwiseSqrt();
+Eigen::VectorXd singularValuesFromMoment(const Eigen::MatrixXd& moment, const MomentSolver& solver) {
+  return solver.eigenvalues(moment).cwiseMax(0.0).cwiseSqrt();
 }
 
 double stableRank(const Eigen::VectorXd& s) {

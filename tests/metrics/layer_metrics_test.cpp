@@ -9,6 +9,32 @@
 namespace posgeom::testing {
 namespace {
 
+// A solver that answers LAPACK's eigenvalues times four, and counts its calls.
+class ScaledSolver final : public metrics::MomentSolver {
+ public:
+  Eigen::VectorXd eigenvalues(const Eigen::MatrixXd& symmetric) const override {
+    ++calls;
+    return 4 * metrics::lapackMomentSolver()->eigenvalues(symmetric);
+  }
+  std::string name() const override { return "scaled"; }
+  bool usesCpuCores() const override { return false; }
+  mutable int calls = 0;
+};
+
+TEST(LayerMetrics, TheMomentSpectraComeFromTheSolverAsked) {
+  const auto stats = directStatistics(randomSequences(12, 9, 6, 3), 1);
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = 2;
+  const auto lapack = metrics::computeLayerMetrics(stats, o);
+  const auto scaled = std::make_shared<ScaledSolver>();
+  o.moment_solver = scaled;
+  const auto m = metrics::computeLayerMetrics(stats, o);
+  EXPECT_EQ(scaled->calls, 2);  // cvec's moment and resid's
+  EXPECT_TRUE(m.singular_cvec.isApprox(2 * lapack.singular_cvec, 1e-15));
+  EXPECT_TRUE(m.singular_resid.isApprox(2 * lapack.singular_resid, 1e-15));
+  EXPECT_EQ(m.singular_pos, lapack.singular_pos);  // P's SVD is not a moment's
+}
+
 TEST(LayerMetrics, NumbersFollowTheirDefinitions) {
   const auto h = randomSequences(40, 33, 12, 8);
   const auto stats = directStatistics(h, 1);

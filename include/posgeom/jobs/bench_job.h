@@ -58,7 +58,7 @@ struct BenchModelResult {
   double heads_end_stage_s = 0;           // once per run with --heads: kernels, QK split
   double metrics_per_layer_s = 0;         // the metrics end stage over the hidden states
   double heads_per_head_s = 0;            // the heads end stage over the heads
-  double eigh_s = 0;                      // one LAPACK eigendecomposition of a d x d symmetric matrix, this run
+  double eigh_s = 0;                      // one d x d symmetric eigendecomposition by the metrics' solver, this run
   int64_t heads_analysed = 0;
   int64_t peak_rss_bytes = 0;             // while this model was measured
   std::optional<int64_t> device_memory_bytes;  // CUDA: the most in use while measured

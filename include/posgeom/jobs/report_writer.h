@@ -14,9 +14,10 @@
 
 namespace posgeom::jobs {
 
+// The metrics' options, their moment solver the one of `report.end_device`.
 metrics::LayerMetricsOptions metricOptions(const pass::ReportOptions& report);
 // Layers whose end stage runs at once: the cores, fewer where memory holds fewer layers.
-unsigned metricsWorkers(const anova::AnalysisState& state);
+unsigned metricsWorkers(const anova::AnalysisState& state, const metrics::MomentSolver& solver);
 
 // What a stage after the heads adds to a report (--neurons): keys of summary.json, and files
 // (name, contents) written before it.

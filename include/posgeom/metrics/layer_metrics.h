@@ -3,11 +3,13 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "posgeom/anova/decomposition.h"
 #include "posgeom/metrics/geometry.h"
+#include "posgeom/metrics/moment_solver.h"
 #include "posgeom/metrics/screenot.h"
 
 namespace posgeom::metrics {
@@ -23,6 +25,7 @@ struct LayerMetricsOptions {
   ScreeNotStrategy screenot_strategy = ScreeNotStrategy::kImpute;
   Eigen::Index lowfreq_k = 0;  // 0: kDefaultLowFreqK, or every position of shorter windows
   Eigen::Index components = 2;  // principal components of P for the spiral
+  std::shared_ptr<const MomentSolver> moment_solver;  // the d x d eigenvalue problems; none: LAPACK
 };
 
 // Principal directions of P kept per layer: enough for the cross-layer subspaces at any

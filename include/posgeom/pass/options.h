@@ -44,6 +44,8 @@ struct ReportOptions {
   int screenot_k = 20;
   metrics::ScreeNotStrategy screenot_strategy = metrics::ScreeNotStrategy::kImpute;
   int lowfreq_k = 0;  // 0: min(10, the window's positions); given, it must fit the window
+  // Where the d x d eigenvalue problems run: the run's --device (a CUDA one: cuSOLVER).
+  runtime::DeviceSpec end_device;
 };
 
 struct AnalyzeOptions {
