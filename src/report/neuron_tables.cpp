@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "posgeom/report/number_text.h"
 #include "posgeom/report/svg_plot.h"
 #include "posgeom/tokenize/token_names.h"
 
@@ -67,16 +68,8 @@ std::string neuronsCsv(const heads::NeuronAnalysis& a, const std::vector<std::st
   std::ostringstream out;
   out << "neuron,score,correlation,window_correlation,top_positive,top_negative\n";
   for (const auto& n : a.neurons) {
-    char numbers[64];
-    std::snprintf(numbers, sizeof numbers, "%.17g,", n.score);
-    out << n.neuron << "," << numbers;
-    for (const double c : {n.correlation, n.window_correlation}) {
-      if (std::isfinite(c)) {
-        std::snprintf(numbers, sizeof numbers, "%.17g", c);
-        out << numbers;
-      }
-      out << ",";
-    }
+    out << n.neuron << "," << numberText(n.score) << ",";
+    for (const double c : {n.correlation, n.window_correlation}) out << (std::isfinite(c) ? numberText(c) : "") << ",";
     out << "" << tokensCell(n.top_positive, names) << "," << tokensCell(n.top_negative, names) << "\n";
   }
   return out.str();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -10,15 +9,10 @@
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/report/html_report.h"
+#include "posgeom/report/number_text.h"
 
 namespace posgeom::report {
 namespace {
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
-}
 
 nlohmann::json vectorJson(const Eigen::VectorXd& v, Eigen::Index limit = -1) {
   nlohmann::json out = nlohmann::json::array();
@@ -43,7 +37,7 @@ std::string jsonTableCsv(const nlohmann::json& rows, const std::vector<std::stri
     for (std::size_t i = 0; i < columns.size(); ++i) {
       const auto& v = row.at(columns[i]);
       table << (i ? "," : "")
-            << (v.is_null() ? "" : v.is_number_float() ? number(v.get<double>()) : v.is_string() ? v.get<std::string>() : v.dump());
+            << (v.is_null() ? "" : v.is_number_float() ? numberText(v.get<double>()) : v.is_string() ? v.get<std::string>() : v.dump());
     }
     table << "\n";
   }
@@ -109,16 +103,19 @@ std::vector<std::string> csvLabels(const std::string& prefix, int64_t first, int
 }
 
 std::string matrixCsv(const Eigen::MatrixXd& m, const CsvAxes& axes) {
-  std::ostringstream out;
-  out << axes.index_name;
-  for (const auto& c : axes.columns) out << "," << c;
-  out << "\n";
+  std::string out = axes.index_name;
+  for (const auto& c : axes.columns) out += "," + c;
+  out += '\n';
+  out.reserve(out.size() + static_cast<std::size_t>(m.size()) * 21);
   for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    out << axes.rows.at(static_cast<std::size_t>(r));
-    for (Eigen::Index c = 0; c < m.cols(); ++c) out << "," << (std::isnan(m(r, c)) ? std::string() : number(m(r, c)));
-    out << "\n";
+    out += axes.rows.at(static_cast<std::size_t>(r));
+    for (Eigen::Index c = 0; c < m.cols(); ++c) {
+      out += ',';
+      if (!std::isnan(m(r, c))) appendNumber(out, m(r, c));
+    }
+    out += '\n';
   }
-  return out.str();
+  return out;
 }
 
 nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,

@@ -31,7 +31,7 @@ TEST(NeuronTables, SummaryCsvAndSection) {
   EXPECT_DOUBLE_EQ(j["mean_window_correlation_top"].get<double>(), 0.95);
   const auto csv = report::neuronsCsv(twoNeurons(), names);
   EXPECT_EQ(csv, "neuron,score,correlation,window_correlation,top_positive,top_negative\n"
-                 "5,2.5,0.80000000000000004,0.94999999999999996,\"#2 (1.5) | a (0.5)\",\"b,\"\"q\"\" (-2)\"\n"
+                 "5,2.5,0.8,0.95,\"#2 (1.5) | a (0.5)\",\"b,\"\"q\"\" (-2)\"\n"
                  "0,1,,,\"b,\"\"q\"\" (0.25)\",\"#2 (-0.5)\"\n");
   const auto section = report::neuronsSection({{"neurons", j}});
   EXPECT_NE(section.find("<section id=\"neurons\">"), std::string::npos);
