@@ -34,12 +34,9 @@ Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& me
 }
 
 Eigen::VectorXd effectiveTokenCount(const Eigen::MatrixXd& kernel) {
-  Eigen::VectorXd etc(kernel.rows());
-  for (Eigen::Index n = 0; n < kernel.rows(); ++n) {
-    const double sq = kernel.row(n).squaredNorm();
-    etc[n] = sq > 0 ? 1.0 / sq : 0.0;
-  }
-  return etc;
+  // Row sums down the columns: the matrix is stored by column.
+  const Eigen::VectorXd squares = kernel.cwiseAbs2().rowwise().sum();
+  return squares.unaryExpr([](double sq) { return sq > 0 ? 1.0 / sq : 0.0; });
 }
 
 int64_t window90(const Eigen::MatrixXd& kernel, Eigen::Index n) {
@@ -72,9 +69,8 @@ double translationEquivarianceTv(const Eigen::MatrixXd& kernel, const KernelSett
 
 double meanRowTv(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, Eigen::Index first_query) {
   if (first_query >= a.rows()) return std::numeric_limits<double>::quiet_NaN();
-  double total = 0;
-  for (Eigen::Index n = first_query; n < a.rows(); ++n) total += 0.5 * (a.row(n) - b.row(n)).cwiseAbs().sum();
-  return total / static_cast<double>(a.rows() - first_query);
+  const Eigen::Index queries = a.rows() - first_query;  // by column: the matrices are stored so
+  return 0.5 * (a.bottomRows(queries) - b.bottomRows(queries)).cwiseAbs().sum() / static_cast<double>(queries);
 }
 
 std::string classify(double etc, int64_t keys, const ClassThresholds& t) {

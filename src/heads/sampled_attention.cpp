@@ -89,20 +89,27 @@ int64_t keysHoldingInPlace(Eigen::Ref<Eigen::VectorXd> weights, double mass) {
   return taken + selectKeysHolding(first, crossing_end, need);
 }
 
-// Queries per product in causal heads: each block of them against only the keys up to its
-// last query, about half the multiply-adds of the whole [T, T] product.
+// Queries per product: each block of them against only the keys they see (in causal
+// heads those up to the block's last query, about half the multiply-adds of [T, T]).
 constexpr Eigen::Index kQueryBlock = 32;
+
+// The keys that queries n0 .. n0 + width - 1 see between them: a window's first key moves
+// with the query, a causal block's last is its last query's.
+detail::KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index t, const KernelSettings& s) {
+  const Eigen::Index first = detail::keyRange(n0, t, s).first, end = s.causal ? n0 + width : t;
+  return {first, end - first};
+}
 
 // dots [key, query] = keys [T, dh] * queries [T, dh]^T wherever the loop over queries
 // reads it: queries from the skip on, their keys from the skip to the last one they see.
 void keyQueryDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, const KernelSettings& s,
                   Eigen::MatrixXd& dots) {
-  const Eigen::Index t = queries.rows(), block = s.causal ? kQueryBlock : t;
-  for (Eigen::Index n0 = s.skip; n0 < t; n0 += block) {
-    const Eigen::Index width = std::min(block, t - n0), key_end = s.causal ? n0 + width : t;
-    const Eigen::Index key_first = detail::keyRange(n0, t, s).first;  // a window's first key moves with the query
-    dots.block(key_first, n0, key_end - key_first, width).noalias() =
-        keys.middleRows(key_first, key_end - key_first) * queries.middleRows(n0, width).transpose();
+  const Eigen::Index t = queries.rows();
+  for (Eigen::Index n0 = s.skip; n0 < t; n0 += kQueryBlock) {
+    const Eigen::Index width = std::min(kQueryBlock, t - n0);
+    const detail::KeyRange seen = blockKeys(n0, width, t, s);
+    dots.block(seen.first, n0, seen.count, width).noalias() =
+        keys.middleRows(seen.first, seen.count) * queries.middleRows(n0, width).transpose();
   }
 }
 
@@ -142,8 +149,8 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   SampledAttention out;
   out.samples = t > 0 ? p.q_cvec.rows() / t : 0;
   out.kernel = Eigen::MatrixXd::Zero(t, t);
-  if (out.samples == 0 || s.skip >= t) return out;
-  if (keep_maps) out.maps.assign(qkMapNames().size(), Eigen::MatrixXd::Zero(t, t));
+  out.mean_kernel = Eigen::MatrixXd::Zero(t, t);
+  if (s.skip >= t) return out;
 
   // Dot products are kept transposed, [key, query], so that each query's keys are one
   // contiguous column segment.
@@ -160,6 +167,20 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);
   keyQueryDots(k_pos, q_pos, s, pos_pos);
+  // The mean-embedding query's kernel (positionalKernel) from the same products.
+  Eigen::VectorXd row(t), scratch(t);
+  Eigen::MatrixXd mean_kernel_t = Eigen::MatrixXd::Zero(t, t);
+  for (Eigen::Index n = s.skip; n < t; ++n) {
+    const auto keys = detail::keyRange(n, t, s);
+    auto logits = row.head(keys.count);
+    logits = pos_pos.col(n).segment(keys.first, keys.count);
+    detail::finishLogits(logits, n, keys, scale, s);
+    detail::softmaxInPlace(logits);
+    mean_kernel_t.col(n).segment(keys.first, keys.count) = logits;
+  }
+  out.mean_kernel = mean_kernel_t.transpose();
+  if (out.samples == 0) return out;
+  if (keep_maps) out.maps.assign(qkMapNames().size(), Eigen::MatrixXd::Zero(t, t));
   // [key, query]: the sampled-query kernel, its square (for the spread across samples) and
   // the actual attention, each summed over the samples
   Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t), kernel_sq_t = Eigen::MatrixXd::Zero(t, t);
@@ -167,10 +188,14 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   Eigen::MatrixXd log_z(out.samples, t);
   std::array<double, 4> energy{};
   double keys90_sum = 0, entropy_sum = 0;
-  Eigen::VectorXd row(t), scratch(t);
-  // Reused across samples: fresh [T, T] buffers each time cost more in page faults than
-  // the products themselves.
-  Eigen::MatrixXd q_cvec(t, dh), k_cvec(t, dh), pos_cvec(t, t), cvec_pos(t, t), cvec_cvec(t, t);
+  // Reused across samples: fresh buffers each time cost more in page faults than the
+  // products themselves.
+  Eigen::MatrixXd q_cvec(t, dh), k_cvec(t, dh);
+  // One block of queries at a time, its three products [key, query] against only the keys
+  // it sees, and then its queries: what a block reads stays in cache (whole [T, T]
+  // products, made first and read after, went to memory and back).
+  const Eigen::Index block = std::min(kQueryBlock, t);
+  Eigen::MatrixXd pos_cvec(t, block), cvec_pos(t, block), cvec_cvec(t, block);
   for (Eigen::Index c = 0; c < out.samples; ++c) {
     q_cvec = p.q_cvec.middleRows(c * t, t);
     k_cvec = p.k_cvec.middleRows(c * t, t);
@@ -178,53 +203,67 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
     shapedContext(k_cvec, k_pos_raw, k_pos_shaped, k_shape);
     detail::rotate(q_cvec, rope);
     detail::rotate(k_cvec, rope);
-    keyQueryDots(k_cvec, q_pos, s, pos_cvec);
-    keyQueryDots(k_pos, q_cvec, s, cvec_pos);
-    keyQueryDots(k_cvec, q_cvec, s, cvec_cvec);
-    for (Eigen::Index n = s.skip; n < t; ++n) {
-      const auto keys = detail::keyRange(n, t, s);
-      auto segment = [&](const Eigen::MatrixXd& dots) { return dots.col(n).segment(keys.first, keys.count); };
-      const auto pp = segment(pos_pos), pc = segment(pos_cvec), cp = segment(cvec_pos), cc = segment(cvec_cvec);
-      energy[0] += pp.squaredNorm();
-      energy[1] += pc.squaredNorm();
-      energy[2] += cp.squaredNorm();
-      energy[3] += cc.squaredNorm();
+    for (Eigen::Index n0 = s.skip; n0 < t; n0 += block) {
+      const Eigen::Index width = std::min(block, t - n0);
+      const detail::KeyRange seen = blockKeys(n0, width, t, s);
+      auto blockDots = [&](const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, Eigen::MatrixXd& dots) {
+        dots.topLeftCorner(seen.count, width).noalias() =
+            keys.middleRows(seen.first, seen.count) * queries.middleRows(n0, width).transpose();
+      };
+      blockDots(k_cvec, q_pos, pos_cvec);
+      blockDots(k_pos, q_cvec, cvec_pos);
+      blockDots(k_cvec, q_cvec, cvec_cvec);
+      for (Eigen::Index n = n0; n < n0 + width; ++n) {
+        const auto keys = detail::keyRange(n, t, s);
+        const Eigen::Index at = keys.first - seen.first;  // the keys' first row in the block's products
+        const auto pp = pos_pos.col(n).segment(keys.first, keys.count);
+        const auto pc = pos_cvec.col(n - n0).segment(at, keys.count), cp = cvec_pos.col(n - n0).segment(at, keys.count),
+                   cc = cvec_cvec.col(n - n0).segment(at, keys.count);
+        energy[0] += pp.squaredNorm();
+        energy[1] += pc.squaredNorm();
+        energy[2] += cp.squaredNorm();
+        energy[3] += cc.squaredNorm();
 
-      auto logits = row.head(keys.count);
-      logits = pp + cp;
-      detail::finishLogits(logits, n, keys, scale, s);
-      detail::softmaxInPlace(logits);
-      kernel_t.col(n).segment(keys.first, keys.count) += logits;
-      kernel_sq_t.col(n).segment(keys.first, keys.count) += logits.cwiseAbs2();
+        auto logits = row.head(keys.count);
+        logits = pp + cp;
+        detail::finishLogits(logits, n, keys, scale, s);
+        detail::softmaxInPlace(logits);
+        kernel_t.col(n).segment(keys.first, keys.count) += logits;
+        kernel_sq_t.col(n).segment(keys.first, keys.count) += logits.cwiseAbs2();
 
-      logits = pp + pc + cp + cc;
-      detail::finishLogits(logits, n, keys, scale, s);
-      if (keep_maps && c == 0) {
-        const Eigen::Index first = keys.first, count = keys.count;
-        out.maps[0].row(n).segment(first, count) = pp.transpose() * scale;
-        out.maps[1].row(n).segment(first, count) = pc.transpose() * scale;
-        out.maps[2].row(n).segment(first, count) = cp.transpose() * scale;
-        out.maps[3].row(n).segment(first, count) = cc.transpose() * scale;
-        out.maps[4].row(n).segment(first, count) = logits.transpose();
+        logits = pp + pc + cp + cc;
+        detail::finishLogits(logits, n, keys, scale, s);
+        if (keep_maps && c == 0) {
+          const Eigen::Index first = keys.first, count = keys.count;
+          out.maps[0].row(n).segment(first, count) = pp.transpose() * scale;
+          out.maps[1].row(n).segment(first, count) = pc.transpose() * scale;
+          out.maps[2].row(n).segment(first, count) = cp.transpose() * scale;
+          out.maps[3].row(n).segment(first, count) = cc.transpose() * scale;
+          out.maps[4].row(n).segment(first, count) = logits.transpose();
+        }
+        const auto softmax = detail::softmaxWithEntropy(logits);
+        log_z(c, n) = softmax.log_normaliser;
+        if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
+        attention_t.col(n).segment(keys.first, keys.count) += logits;
+        entropy_sum += softmax.entropy;
+        auto weights = scratch.head(keys.count);
+        weights = logits;
+        keys90_sum += static_cast<double>(keysHoldingInPlace(weights, 0.9));
       }
-      const auto softmax = detail::softmaxWithEntropy(logits);
-      log_z(c, n) = softmax.log_normaliser;
-      if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
-      attention_t.col(n).segment(keys.first, keys.count) += logits;
-      entropy_sum += softmax.entropy;
-      auto weights = scratch.head(keys.count);
-      weights = logits;
-      keys90_sum += static_cast<double>(keysHoldingInPlace(weights, 0.9));
     }
   }
   const double samples = static_cast<double>(out.samples);
-  out.kernel = kernel_t.transpose() / samples;
-  out.attention = attention_t.transpose() / samples;
+  // Means over the samples where the sums lie ([key, query], contiguous), then turned.
+  kernel_t /= samples;
+  attention_t /= samples;
+  out.kernel = kernel_t.transpose();
+  out.attention = attention_t.transpose();
   if (out.samples >= 2) {
     // std over samples from the sums: sqrt(E[K^2] - E[K]^2), clamped against rounding below 0
-    const Eigen::MatrixXd spread = (kernel_sq_t.transpose() / samples - out.kernel.cwiseAbs2()).cwiseMax(0.0).cwiseSqrt();
+    kernel_sq_t /= samples;
+    const Eigen::MatrixXd spread_t = (kernel_sq_t - kernel_t.cwiseAbs2()).cwiseMax(0.0).cwiseSqrt();
     double total = 0;
-    for (Eigen::Index n = s.skip; n < t; ++n) total += 0.5 * spread.row(n).sum();
+    for (Eigen::Index n = s.skip; n < t; ++n) total += 0.5 * spread_t.col(n).sum();
     out.kernel_spread = total / static_cast<double>(t - s.skip);
   }
   const double queries = static_cast<double>(out.samples * (t - s.skip));

@@ -48,6 +48,40 @@ TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
   }
 }
 
+// The mean-embedding kernel comes out of the same products as the sampled one: equal to
+// positionalKernel's own for every kind of head, with samples and without, across blocks
+// of queries (T = 75 > 32), a sliding window, RoPE, ALiBi, a key bias, a norm and a clamp.
+TEST(SampledAttention, TheMeanQueryKernelIsPositionalKernels) {
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(75, 6);
+  const Eigen::MatrixXd samples = stack({Eigen::MatrixXd::Random(75, 6), Eigen::MatrixXd::Random(75, 6)});
+  for (int variant = 0; variant < 5; ++variant) {
+    HeadMaps head = randomHead(4, 6);
+    KernelSettings s;
+    s.skip = 3;
+    if (variant == 1) s.causal = false;
+    if (variant == 2) {
+      s.window = 20;
+      s.alibi_slope = 0.2;
+    }
+    if (variant == 3) {
+      s.rope = plainRope(100.0, 4);
+      head.bk = Eigen::VectorXd::Random(4);
+    }
+    if (variant == 4) {
+      head.q_norm = Eigen::VectorXd::Random(4);
+      head.k_norm = Eigen::VectorXd::Random(4);
+      head.clip = 0.8;
+    }
+    const Eigen::MatrixXd expected = positionalKernel(head, means, s);
+    for (const Eigen::MatrixXd* x : {&samples, static_cast<const Eigen::MatrixXd*>(nullptr)}) {
+      const auto sampled = sampleAttention(head, means, x ? *x : Eigen::MatrixXd(0, 6), s);
+      ASSERT_EQ(sampled.mean_kernel.rows(), 75) << variant;
+      EXPECT_LT((sampled.mean_kernel - expected).cwiseAbs().maxCoeff(), 1e-13) << variant;
+      EXPECT_GT(expected.row(74).maxCoeff(), 0.0);
+    }
+  }
+}
+
 TEST(SampledAttention, ZeroQueriesAttendUniformly) {
   HeadMaps head = randomHead(4, 6);
   head.wq.setZero();

@@ -19,6 +19,9 @@ struct SampledAttention {
   // [T, T]: K_n(i) with the sampled queries q(x[c,n]) against the mean keys k0(P_i),
   // averaged over the samples c (the default kernel).
   Eigen::MatrixXd kernel;
+  // [T, T]: positionalKernel's, the mean embedding P_n as the query, from the same
+  // projections (also without samples).
+  Eigen::MatrixXd mean_kernel;
   // The softmax denominator Z[c,n] of the actual logits: std_c / mean_c at each query
   // position, averaged over positions. Small: the denominator hardly depends on context,
   // so the attention factors into a positional and a contextual part. NaN below 2 samples.
