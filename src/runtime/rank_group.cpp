@@ -88,7 +88,24 @@ struct RankGroup::Impl {
   }
 
   // Every rank counts itself in and leaves its mark; within the timeout all must be there.
+  // Where rank 0 gives up first (someone did not come), its store goes with it: the others
+  // name that, as a lost rank, not as a bare store error.
   void join() {
+    try {
+      joinStore();
+    } catch (const RankFailed&) {
+      throw;
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      const bool rank0_serves = launch.rendezvous.rfind("tcp://", 0) == 0 && !launch.agent_store;
+      throw RankFailed((rank0_serves ? "rank 0, which serves the rendezvous " : "the rendezvous ") + launch.rendezvous +
+                           ", stopped answering while the ranks joined: " + firstLine(e.what()),
+                       kRankLostExitCode);
+    }
+  }
+
+  void joinStore() {
     const int64_t arrived = store->add("joined", 1);
     if (arrived > launch.world)
       throw InputError(launch.rendezvous, "holds an earlier run's rendezvous (" + std::to_string(arrived) + " ranks joined a world of " +

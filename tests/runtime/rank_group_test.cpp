@@ -102,7 +102,45 @@ TEST(RankGroup, ARankThatNeverComesIsNamedAtTheRendezvous) {
   const auto outcomes = runRankThreads(3, tcp(), 5s, [](RankGroup&) {}, {2});
   EXPECT_EQ(outcomes[0].exit_code, kRankLostExitCode);
   EXPECT_EQ(outcomes[0].message.rfind("rank 2 did not join", 0), 0u) << outcomes[0].message;
-  EXPECT_EQ(outcomes[1].exit_code, kRankLostExitCode);
+  // Rank 1 gives up too: on its own timeout, naming rank 2, or when rank 0 gave up first
+  // and its store went with it.
+  EXPECT_EQ(outcomes[1].exit_code, kRankLostExitCode) << outcomes[1].message;
+  EXPECT_TRUE(outcomes[1].message.rfind("rank 2 did not join", 0) == 0 ||
+              outcomes[1].message.rfind("rank 0, which serves the rendezvous tcp://", 0) == 0)
+      << outcomes[1].message;
+}
+
+// Rank 0 gives up on a missing rank before rank 1 does, and its store goes with it: rank 1
+// says so in one line, as a lost rank, instead of a bare store error.
+TEST(RankGroup, TheRendezvousServerGivingUpFirstIsNamed) {
+  const std::string rendezvous = tcp();
+  std::string messages[2];
+  int codes[2] = {0, 0};
+  auto rank = [&](int r, std::chrono::milliseconds timeout) {
+    try {
+      Launch launch;
+      launch.launcher = "test";
+      launch.rank = r;
+      launch.world = 3;  // rank 2 never comes
+      launch.rendezvous = rendezvous;
+      RankGroup group(launch, timeout, DeviceSpec{});
+    } catch (const RankFailed& e) {
+      messages[r] = e.what();
+      codes[r] = e.exitCode();
+    } catch (const std::exception& e) {
+      messages[r] = e.what();
+      codes[r] = -1;
+    }
+  };
+  std::thread server(rank, 0, 2s);
+  std::this_thread::sleep_for(300ms);  // rank 0's store is up before rank 1 connects
+  std::thread client(rank, 1, 30s);
+  server.join();
+  client.join();
+  EXPECT_EQ(messages[0].rfind("rank 2 did not join", 0), 0u) << messages[0];
+  EXPECT_EQ(codes[1], kRankLostExitCode) << messages[1];
+  EXPECT_EQ(messages[1].rfind("rank 0, which serves the rendezvous " + rendezvous + ", stopped answering while the ranks joined", 0), 0u)
+      << messages[1];
 }
 
 // A shared file system instead of a host and port.
