@@ -52,7 +52,8 @@ struct BlockProjections {
   Eigen::MatrixXd q_means, k_means;  // [T, H * dh], [T, unique key maps * dh]
   Eigen::MatrixXd q_cvec, k_cvec;    // [S * T, ...] the same for the stacked samples
   std::vector<Eigen::Index> key_map;  // head -> its key map's column block
-  Eigen::Index head_dim = 0;
+  Eigen::Index head_dim = 0, samples = 0;
+  Eigen::MatrixXd wq, wk;  // [H * dh, d], [unique key maps * dh, d]: the maps stacked
 
   HeadProjections of(std::size_t h) const {
     const Eigen::Index q = static_cast<Eigen::Index>(h) * head_dim, k = key_map[h] * head_dim;
@@ -63,7 +64,7 @@ struct BlockProjections {
 
 // The block's weights stacked and the means mapped; the samples' rows are left for
 // projectSample, one work item each.
-BlockProjections prepareProjections(const BlockHeads& block, Eigen::MatrixXd& wq, Eigen::MatrixXd& wk) {
+BlockProjections prepareProjections(const BlockHeads& block) {
   BlockProjections p;
   const auto heads = static_cast<Eigen::Index>(block.maps.size());
   p.head_dim = heads > 0 ? block.maps[0].wq.rows() : 0;
@@ -77,26 +78,25 @@ BlockProjections prepareProjections(const BlockHeads& block, Eigen::MatrixXd& wq
     if (u == unique_keys.size()) unique_keys.push_back(h);
     p.key_map.push_back(static_cast<Eigen::Index>(u));
   }
-  wq.resize(heads * p.head_dim, d);
-  wk.resize(static_cast<Eigen::Index>(unique_keys.size()) * p.head_dim, d);
-  for (Eigen::Index h = 0; h < heads; ++h) wq.middleRows(h * p.head_dim, p.head_dim) = block.maps[static_cast<std::size_t>(h)].wq;
+  p.wq.resize(heads * p.head_dim, d);
+  p.wk.resize(static_cast<Eigen::Index>(unique_keys.size()) * p.head_dim, d);
+  for (Eigen::Index h = 0; h < heads; ++h) p.wq.middleRows(h * p.head_dim, p.head_dim) = block.maps[static_cast<std::size_t>(h)].wq;
   for (std::size_t u = 0; u < unique_keys.size(); ++u)
-    wk.middleRows(static_cast<Eigen::Index>(u) * p.head_dim, p.head_dim) = block.maps[unique_keys[u]].wk;
-  p.q_means.noalias() = block.means * wq.transpose();
-  p.k_means.noalias() = block.means * wk.transpose();
-  const Eigen::Index samples = t > 0 ? block.samples.rows() / t : 0;
-  p.q_cvec.resize(samples * t, wq.rows());
-  p.k_cvec.resize(samples * t, wk.rows());
+    p.wk.middleRows(static_cast<Eigen::Index>(u) * p.head_dim, p.head_dim) = block.maps[unique_keys[u]].wk;
+  p.q_means.noalias() = block.means * p.wq.transpose();
+  p.k_means.noalias() = block.means * p.wk.transpose();
+  p.samples = t > 0 ? block.samples.rows() / t : 0;
+  p.q_cvec.resize(p.samples * t, p.wq.rows());
+  p.k_cvec.resize(p.samples * t, p.wk.rows());
   return p;
 }
 
 // Sample c's rows: cvec = x - P, then its rows of both products.
-void projectSample(const BlockHeads& block, const Eigen::MatrixXd& wq, const Eigen::MatrixXd& wk, Eigen::Index c,
-                   BlockProjections& p) {
+void projectSample(const BlockHeads& block, Eigen::Index c, BlockProjections& p) {
   const Eigen::Index t = block.means.rows();
   const Eigen::MatrixXd cvec = block.samples.middleRows(c * t, t) - block.means;
-  p.q_cvec.middleRows(c * t, t).noalias() = cvec * wq.transpose();
-  p.k_cvec.middleRows(c * t, t).noalias() = cvec * wk.transpose();
+  p.q_cvec.middleRows(c * t, t).noalias() = cvec * p.wq.transpose();
+  p.k_cvec.middleRows(c * t, t).noalias() = cvec * p.wk.transpose();
 }
 
 // Block means of `m` on an at most side x side grid: what a small heatmap can show.
@@ -192,15 +192,13 @@ std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions&
   if (threads > 1) single.emplace(1);
   // The positional basis (one SVD) beside the samples' projections: work item 0 is the
   // SVD, the others a sample each.
-  Eigen::MatrixXd wq, wk;
-  BlockProjections projections = prepareProjections(block, wq, wk);
+  BlockProjections projections = prepareProjections(block);
   PositionalBasis basis;
-  const auto samples = static_cast<std::size_t>(projections.q_cvec.rows() / std::max<Eigen::Index>(1, block.means.rows()));
-  parallelFor(samples + 1, threads, [&](std::size_t item) {
+  parallelFor(static_cast<std::size_t>(projections.samples) + 1, threads, [&](std::size_t item) {
     if (item == 0)
       basis = positionalBasis(block.means, options.kernel_skip, options.subspace_k, options.subspace_strategy);
     else
-      projectSample(block, wq, wk, static_cast<Eigen::Index>(item - 1), projections);
+      projectSample(block, static_cast<Eigen::Index>(item - 1), projections);
   });
   std::vector<HeadReport> out(block.maps.size());
   parallelFor(out.size(), threads, [&](std::size_t h) { out[h] = analyzeHead(block, h, options, basis, projections); });

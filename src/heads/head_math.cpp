@@ -67,6 +67,32 @@ void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyR
   for (Eigen::Index i = 0; i < keys.count; ++i) logits[i] -= s.alibi_slope * static_cast<double>(n - (keys.first + i));
 }
 
+KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index positions, const KernelSettings& s) {
+  // A window's first key moves with the query; a causal block's last key is its last query.
+  const Eigen::Index first = keyRange(n0, positions, s).first, end = s.causal ? n0 + width : positions;
+  return {first, end - first};
+}
+
+void blockDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, Eigen::Index n0, Eigen::Index width,
+               const KeyRange& seen, Eigen::Ref<Eigen::MatrixXd> out) {
+  out.topRows(seen.count).noalias() = keys.middleRows(seen.first, seen.count) * queries.middleRows(n0, width).transpose();
+}
+
+Eigen::MatrixXd kernelFromDots(const Eigen::MatrixXd& dots, double scale, const KernelSettings& s) {
+  const Eigen::Index t = dots.cols();
+  Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t);  // [key, query]: each query's keys contiguous
+  Eigen::VectorXd row(t);
+  for (Eigen::Index n = s.skip; n < t; ++n) {
+    const auto keys = keyRange(n, t, s);
+    auto logits = row.head(keys.count);
+    logits = dots.col(n).segment(keys.first, keys.count);
+    finishLogits(logits, n, keys, scale, s);
+    softmaxInPlace(logits);
+    kernel_t.col(n).segment(keys.first, keys.count) = logits;
+  }
+  return kernel_t.transpose();
+}
+
 double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits) {
   const double top = logits.maxCoeff();
   logits = (logits.array() - top).exp();

@@ -47,6 +47,16 @@ KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& 
 void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double scale,
                   const KernelSettings& settings);
 
+// dots [key, query] = keys [T, dh] * queries [T, dh]^T for queries n0 .. n0 + width - 1
+// against the keys they see between them (blockKeys), written to the top of `out`.
+KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index positions, const KernelSettings& settings);
+void blockDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, Eigen::Index n0, Eigen::Index width,
+               const KeyRange& seen, Eigen::Ref<Eigen::MatrixXd> out);
+
+// The kernel [query, key] of raw dot products kept [key, query]: each query's logits over
+// its keys finished and softmaxed, zero elsewhere and for queries before the skip.
+Eigen::MatrixXd kernelFromDots(const Eigen::MatrixXd& dots, double scale, const KernelSettings& settings);
+
 // Softmax of `logits` in place; returns log sum exp (the log of the softmax denominator).
 double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits);
 // The same, and the entropy of the weights it leaves: -sum a log a = log S - sum a d for

@@ -21,16 +21,7 @@ Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& me
   const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, {head.q_norm, head.norm_eps, head.clip}, rope);  // [T, dh]
   const Eigen::MatrixXd k = detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr,
                                             {head.k_norm, head.norm_eps, head.clip}, rope);
-  const Eigen::MatrixXd logits = q * k.transpose();
-  Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t);
-  for (Eigen::Index n = s.skip; n < t; ++n) {
-    const auto keys = detail::keyRange(n, t, s);
-    Eigen::VectorXd row = logits.row(n).segment(keys.first, keys.count).transpose();
-    detail::finishLogits(row, n, keys, detail::logitScale(head, s), s);
-    detail::softmaxInPlace(row);
-    kernel.row(n).segment(keys.first, keys.count) = row.transpose();
-  }
-  return kernel;
+  return detail::kernelFromDots(k * q.transpose(), detail::logitScale(head, s), s);
 }
 
 Eigen::VectorXd effectiveTokenCount(const Eigen::MatrixXd& kernel) {

@@ -93,13 +93,6 @@ int64_t keysHoldingInPlace(Eigen::Ref<Eigen::VectorXd> weights, double mass) {
 // heads those up to the block's last query, about half the multiply-adds of [T, T]).
 constexpr Eigen::Index kQueryBlock = 32;
 
-// The keys that queries n0 .. n0 + width - 1 see between them: a window's first key moves
-// with the query, a causal block's last is its last query's.
-detail::KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index t, const KernelSettings& s) {
-  const Eigen::Index first = detail::keyRange(n0, t, s).first, end = s.causal ? n0 + width : t;
-  return {first, end - first};
-}
-
 // dots [key, query] = keys [T, dh] * queries [T, dh]^T wherever the loop over queries
 // reads it: queries from the skip on, their keys from the skip to the last one they see.
 void keyQueryDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, const KernelSettings& s,
@@ -107,9 +100,8 @@ void keyQueryDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, c
   const Eigen::Index t = queries.rows();
   for (Eigen::Index n0 = s.skip; n0 < t; n0 += kQueryBlock) {
     const Eigen::Index width = std::min(kQueryBlock, t - n0);
-    const detail::KeyRange seen = blockKeys(n0, width, t, s);
-    dots.block(seen.first, n0, seen.count, width).noalias() =
-        keys.middleRows(seen.first, seen.count) * queries.middleRows(n0, width).transpose();
+    const detail::KeyRange seen = detail::blockKeys(n0, width, t, s);
+    detail::blockDots(keys, queries, n0, width, seen, dots.block(seen.first, n0, t - seen.first, width));
   }
 }
 
@@ -148,9 +140,10 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   const double scale = detail::logitScale(head, s);
   SampledAttention out;
   out.samples = t > 0 ? p.q_cvec.rows() / t : 0;
-  out.kernel = Eigen::MatrixXd::Zero(t, t);
-  out.mean_kernel = Eigen::MatrixXd::Zero(t, t);
-  if (s.skip >= t) return out;
+  if (s.skip >= t) {
+    out.kernel = out.mean_kernel = Eigen::MatrixXd::Zero(t, t);
+    return out;
+  }
 
   // Dot products are kept transposed, [key, query], so that each query's keys are one
   // contiguous column segment.
@@ -167,19 +160,12 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);
   keyQueryDots(k_pos, q_pos, s, pos_pos);
-  // The mean-embedding query's kernel (positionalKernel) from the same products.
-  Eigen::VectorXd row(t), scratch(t);
-  Eigen::MatrixXd mean_kernel_t = Eigen::MatrixXd::Zero(t, t);
-  for (Eigen::Index n = s.skip; n < t; ++n) {
-    const auto keys = detail::keyRange(n, t, s);
-    auto logits = row.head(keys.count);
-    logits = pos_pos.col(n).segment(keys.first, keys.count);
-    detail::finishLogits(logits, n, keys, scale, s);
-    detail::softmaxInPlace(logits);
-    mean_kernel_t.col(n).segment(keys.first, keys.count) = logits;
+  // The mean-embedding query's kernel (positionalKernel's) from the same products.
+  out.mean_kernel = detail::kernelFromDots(pos_pos, scale, s);
+  if (out.samples == 0) {
+    out.kernel = Eigen::MatrixXd::Zero(t, t);
+    return out;
   }
-  out.mean_kernel = mean_kernel_t.transpose();
-  if (out.samples == 0) return out;
   if (keep_maps) out.maps.assign(qkMapNames().size(), Eigen::MatrixXd::Zero(t, t));
   // [key, query]: the sampled-query kernel, its square (for the spread across samples) and
   // the actual attention, each summed over the samples
@@ -188,6 +174,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   Eigen::MatrixXd log_z(out.samples, t);
   std::array<double, 4> energy{};
   double keys90_sum = 0, entropy_sum = 0;
+  Eigen::VectorXd row(t), scratch(t);
   // Reused across samples: fresh buffers each time cost more in page faults than the
   // products themselves.
   Eigen::MatrixXd q_cvec(t, dh), k_cvec(t, dh);
@@ -205,14 +192,10 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
     detail::rotate(k_cvec, rope);
     for (Eigen::Index n0 = s.skip; n0 < t; n0 += block) {
       const Eigen::Index width = std::min(block, t - n0);
-      const detail::KeyRange seen = blockKeys(n0, width, t, s);
-      auto blockDots = [&](const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, Eigen::MatrixXd& dots) {
-        dots.topLeftCorner(seen.count, width).noalias() =
-            keys.middleRows(seen.first, seen.count) * queries.middleRows(n0, width).transpose();
-      };
-      blockDots(k_cvec, q_pos, pos_cvec);
-      blockDots(k_pos, q_cvec, cvec_pos);
-      blockDots(k_cvec, q_cvec, cvec_cvec);
+      const detail::KeyRange seen = detail::blockKeys(n0, width, t, s);
+      detail::blockDots(k_cvec, q_pos, n0, width, seen, pos_cvec.leftCols(width));
+      detail::blockDots(k_pos, q_cvec, n0, width, seen, cvec_pos.leftCols(width));
+      detail::blockDots(k_cvec, q_cvec, n0, width, seen, cvec_cvec.leftCols(width));
       for (Eigen::Index n = n0; n < n0 + width; ++n) {
         const auto keys = detail::keyRange(n, t, s);
         const Eigen::Index at = keys.first - seen.first;  // the keys' first row in the block's products
@@ -262,9 +245,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
     // std over samples from the sums: sqrt(E[K^2] - E[K]^2), clamped against rounding below 0
     kernel_sq_t /= samples;
     const Eigen::MatrixXd spread_t = (kernel_sq_t - kernel_t.cwiseAbs2()).cwiseMax(0.0).cwiseSqrt();
-    double total = 0;
-    for (Eigen::Index n = s.skip; n < t; ++n) total += 0.5 * spread_t.col(n).sum();
-    out.kernel_spread = total / static_cast<double>(t - s.skip);
+    out.kernel_spread = 0.5 * spread_t.rightCols(t - s.skip).sum() / static_cast<double>(t - s.skip);
   }
   const double queries = static_cast<double>(out.samples * (t - s.skip));
   out.keys90 = keys90_sum / queries;
