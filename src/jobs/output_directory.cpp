@@ -3,8 +3,6 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <stdio.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +10,7 @@
 #include <string>
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/path_lock.h"
 
 namespace posgeom::jobs {
 namespace fs = std::filesystem;
@@ -19,26 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kStateName = "state.safetensors";
-
-// --out as one absolute name, however it was written ("r", "./r", "r/").
-fs::path normalised(const fs::path& out) {
-  auto dir = fs::absolute(out).lexically_normal();
-  if (!dir.has_filename()) dir = dir.parent_path();
-  return dir;
-}
-
-// A file beside --out: the lock, the work directory, the old report during a swap.
-fs::path beside(const fs::path& out, const std::string& suffix) {
-  return out.parent_path() / ("." + out.filename().string() + suffix);
-}
-
-std::string holderOf(int fd) {
-  char buffer[32] = {};
-  const auto n = pread(fd, buffer, sizeof(buffer) - 1, 0);
-  std::string pid = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
-  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-  return pid.empty() ? "unknown" : pid;
-}
 
 void removeAll(const fs::path& p) {
   std::error_code ec;
@@ -63,32 +42,9 @@ bool isReportFile(const fs::path& name) {
 }
 
 OutputDirectory::OutputDirectory(const fs::path& out, OutMode mode)
-    : out_(out), work_(beside(normalised(out), ".posgeom-work")), old_(beside(normalised(out), ".posgeom-old")),
-      lock_path_(beside(normalised(out), ".posgeom-lock")) {
+    : out_(out), work_(io::besidePath(out, ".posgeom-work")), old_(io::besidePath(out, ".posgeom-old")),
+      lock_(std::make_unique<io::PathLock>(out)) {
   std::error_code ec;
-  fs::create_directories(lock_path_.parent_path(), ec);
-  // Held for the whole run; the holder unlinks the file on release, so a lock is taken on
-  // the file the path names now (the loop), never on one already unlinked.
-  for (;;) {
-    lock_fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0)
-      throw InputError(out.string(), std::string("is not writable: cannot create its lock ") + lock_path_.string() + ": " +
-                                         std::strerror(errno));
-    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-      const std::string holder = holderOf(lock_fd_);
-      ::close(lock_fd_);
-      lock_fd_ = -1;
-      throw InputError(out.string(), "is being written by another posgeom run (pid " + holder +
-                                         "); wait for it to finish or choose another --out");
-    }
-    struct stat held {}, named {};
-    if (::fstat(lock_fd_, &held) == 0 && ::stat(lock_path_.c_str(), &named) == 0 && held.st_ino == named.st_ino) break;
-    ::close(lock_fd_);
-  }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
-    // The pid is only for the message of a second run: the lock holds without it.
-  }
   try {
     recoverLeftovers(mode);
     if (fs::exists(out_) && !fs::is_directory(out_)) throw InputError(out_.string(), "exists and is not a directory");
@@ -146,7 +102,7 @@ fs::path OutputDirectory::resumeState() const {
 void OutputDirectory::commit() {
   std::error_code ec;
   if (!fs::exists(out_, ec)) {
-    fs::create_directories(normalised(out_).parent_path(), ec);
+    fs::create_directories(io::normalisedPath(out_).parent_path(), ec);
     if (::rename(work_.c_str(), out_.c_str()) != 0)
       throw InputError(out_.string(), std::string("cannot move the report in from ") + work_.string() + ": " +
                                           std::strerror(errno));
@@ -162,12 +118,7 @@ void OutputDirectory::commit() {
   committed_ = true;
 }
 
-void OutputDirectory::release() {
-  if (lock_fd_ < 0) return;
-  ::unlink(lock_path_.c_str());
-  ::close(lock_fd_);
-  lock_fd_ = -1;
-}
+void OutputDirectory::release() { lock_->release(); }
 
 OutputDirectory::~OutputDirectory() {
   // Not committed: a saved state stays for --resume (with nothing else beside it); without

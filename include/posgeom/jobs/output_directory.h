@@ -10,6 +10,9 @@
 // holder's pid), so that a second run on the same --out refuses instead of silently
 // replacing the first one's report.
 #include <filesystem>
+#include <memory>
+
+#include "posgeom/io/path_lock.h"
 
 namespace posgeom::jobs {
 
@@ -38,8 +41,8 @@ class OutputDirectory {
  private:
   void recoverLeftovers(OutMode mode);
   void release();
-  std::filesystem::path out_, work_, old_, lock_path_;
-  int lock_fd_ = -1;
+  std::filesystem::path out_, work_, old_;
+  std::unique_ptr<io::PathLock> lock_;
   bool committed_ = false;
 };
 

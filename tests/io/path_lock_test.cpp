@@ -1,0 +1,67 @@
+#include "posgeom/io/path_lock.h"
+
+#include <unistd.h>
+
+#include "posgeom/base/error.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+namespace fs = std::filesystem;
+using io::PathLock;
+
+// The InputError's message when `path` cannot be locked ("" when it can).
+std::string refusal(const fs::path& path, const std::string& option = "--out") {
+  try {
+    PathLock lock(path, option);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PathLock, ASecondHolderIsRefusedWithTheFirstOnesPid) {
+  ScratchDir s;
+  PathLock held(s / "out");
+  const auto message = refusal(s / "out", "out (the sweep's)");
+  EXPECT_EQ(message, (s / "out").string() + ": is being written by another posgeom run (pid " + std::to_string(::getpid()) +
+                         "); wait for it to finish or choose another out (the sweep's)");
+}
+
+TEST(PathLock, OnePathHowEverItIsWritten) {
+  ScratchDir s;
+  fs::create_directories(s / "d");
+  PathLock held(s / "d/r");
+  EXPECT_NE(refusal(s / "d/r/"), "");
+  EXPECT_NE(refusal(s / "d/./r"), "");
+  EXPECT_NE(refusal(s / "d/x/../r"), "");
+  EXPECT_EQ(refusal(s / "d/r2"), "");  // another output is free
+}
+
+TEST(PathLock, ReleasedLocksAreTakenAgainAndLeaveNothingBehind) {
+  ScratchDir s;
+  {
+    PathLock first(s / "a/out");  // its directory is made for the lock
+    EXPECT_TRUE(fs::exists(s / "a/.out.posgeom-lock"));
+    first.release();
+    EXPECT_FALSE(fs::exists(s / "a/.out.posgeom-lock"));
+    PathLock second(s / "a/out");
+  }
+  EXPECT_FALSE(fs::exists(s / "a/.out.posgeom-lock"));
+}
+
+TEST(PathLock, APlaceThatCannotHoldTheLockIsNamed) {
+  // Under a regular file no one (root included) can create the lock.
+  ScratchDir s;
+  writeFile(s / "file", "x");
+  const auto message = refusal(s / "file/out");
+  EXPECT_EQ(message.rfind((s / "file/out").string() + ": is not writable: cannot create its lock", 0), 0u) << message;
+}
+
+TEST(PathLock, BesideNamesTheHiddenSibling) {
+  EXPECT_EQ(io::besidePath("/x/y/r/", ".posgeom-work"), fs::path("/x/y/.r.posgeom-work"));
+  EXPECT_EQ(io::normalisedPath("/x/./y/../r/"), fs::path("/x/r"));
+}
+
+}  // namespace
+}  // namespace posgeom::testing
