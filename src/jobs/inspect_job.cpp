@@ -12,8 +12,8 @@ namespace posgeom::jobs {
 using namespace model;  // the checkpoint readers
 namespace fs = std::filesystem;
 
-nlohmann::json inspectModel(const std::string& model) {
-  const fs::path dir = io::resolveModelDir(model, io::processEnv());
+nlohmann::json inspectModel(const std::string& model, const std::string& revision) {
+  const fs::path dir = io::resolveModelDir(model, io::processEnv(), revision);
   const auto config = loadModelConfig(dir);
   const auto& arch = architectureFor(config.model_type, config.source.string());
   const auto checkpoint = openCheckpoint(dir);

@@ -1,21 +1,32 @@
 #include "posgeom/jobs/tokenize_job.h"
 
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "posgeom/base/error.h"
 #include "posgeom/corpus/token_stream.h"
-#include "posgeom/io/atomic_file.h"
 #include "posgeom/io/hub_cache.h"
+#include "posgeom/io/output_file.h"
 
 namespace posgeom::jobs {
 using namespace corpus;
 namespace {
 
-std::unique_ptr<tokenize::Tokenizer> tokenizerFor(const TokenizeJob& job) {
-  if (!job.tokenizer.empty()) return tokenize::loadTokenizer(job.tokenizer);
+std::filesystem::path tokenizerDir(const TokenizeJob& job) {
+  if (!job.tokenizer.empty()) return job.tokenizer;
   if (job.model.empty()) throw InputError("tokenize", "give --model or --tokenizer");
-  return tokenize::loadTokenizer(io::resolveModelDir(job.model, io::processEnv()));
+  return io::resolveModelDir(job.model, io::processEnv(), job.revision);
+}
+
+// What the run reads, which --out never replaces: the corpus and the tokenizer's files.
+io::OutputFileRules outputRules(const TokenizeJob& job, const std::filesystem::path& tokenizer_dir) {
+  io::OutputFileRules rules{"--out", job.force, {}};
+  if (job.input != "-") rules.inputs.push_back(job.input);
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
+                           "vocab.txt", "tokenizer.model", "config.json"})
+    rules.inputs.push_back(tokenizer_dir / name);
+  return rules;
 }
 
 // Calls emit(ids) for every block, framing each document when asked.
@@ -33,48 +44,57 @@ void forEachBlock(TokenStream& stream, const tokenize::Framing& framing, bool ad
 TokenizeSummary runTokenizeJob(const TokenizeJob& job) {
   if (job.format != "json" && job.format != "bin") throw InputError("--format", "'" + job.format + "' (use json or bin)");
   if (job.format == "bin" && job.out.empty()) throw InputError("--format bin", "needs --out FILE.bin");
-  const auto tokenizer = tokenizerFor(job);
+  const auto sidecar_path = std::filesystem::path(job.out).replace_extension(".json");
+  if (job.format == "bin" && sidecar_path == job.out)
+    throw InputError(job.out.string(), "is also the name of its sidecar (" + sidecar_path.filename().string() +
+                                           "); give --format bin's --out another extension, e.g. .bin");
+  const auto tokenizer_dir = tokenizerDir(job);
+  // Both files checked (and locked) before the corpus is read.
+  std::optional<io::OutputFile> out, sidecar;
+  if (!job.out.empty()) out.emplace(job.out, outputRules(job, tokenizer_dir));
+  if (job.format == "bin") sidecar.emplace(sidecar_path, outputRules(job, tokenizer_dir));
+  const auto tokenizer = tokenize::loadTokenizer(tokenizer_dir);
   auto stream = tokenizeDocuments(openDocuments(job.input, job.text), *tokenizer, job.input);
   TokenizeSummary summary;
   int64_t count = 0;
 
   if (job.format == "json") {
-    auto write = [&](std::ostream& out) {
-      out << '[';
+    auto write = [&](std::ostream& text) {
+      text << '[';
       forEachBlock(*stream, tokenizer->framing(), job.add_special, [&](const std::vector<int32_t>& ids) {
-        for (int32_t id : ids) out << (count++ ? "," : "") << id;
+        for (int32_t id : ids) text << (count++ ? "," : "") << id;
       });
-      out << "]\n";
+      text << "]\n";
     };
-    if (job.out.empty()) {
+    if (!out) {
       write(std::cout);
       std::cout.flush();
     } else {
-      io::writeFileAtomically(job.out, write);
+      out->write(write);
     }
   } else {
     const bool wide = tokenizer->vocabSize() > 65536;
     summary.dtype = wide ? "uint32" : "uint16";
-    io::writeFileAtomically(job.out, [&](std::ostream& out) {
+    out->write([&](std::ostream& bin) {
       forEachBlock(*stream, tokenizer->framing(), job.add_special, [&](const std::vector<int32_t>& ids) {
         for (int32_t id : ids) {
           if (wide) {
             const auto v = static_cast<uint32_t>(id);
-            out.write(reinterpret_cast<const char*>(&v), 4);
+            bin.write(reinterpret_cast<const char*>(&v), 4);
           } else {
             const auto v = static_cast<uint16_t>(id);
-            out.write(reinterpret_cast<const char*>(&v), 2);
+            bin.write(reinterpret_cast<const char*>(&v), 2);
           }
         }
         count += static_cast<int64_t>(ids.size());
       });
     });
-    const nlohmann::json sidecar = {{"dtype", summary.dtype},
-                                    {"tokenizer", tokenizer->describe()},
-                                    {"vocab_size", tokenizer->vocabSize()},
-                                    {"tokens", count},
-                                    {"special_tokens_added", job.add_special}};
-    io::writeTextFileAtomically(std::filesystem::path(job.out).replace_extension(".json"), sidecar.dump(2) + "\n");
+    const nlohmann::json sidecar_json = {{"dtype", summary.dtype},
+                                         {"tokenizer", tokenizer->describe()},
+                                         {"vocab_size", tokenizer->vocabSize()},
+                                         {"tokens", count},
+                                         {"special_tokens_added", job.add_special}};
+    sidecar->writeText(sidecar_json.dump(2) + "\n");
   }
   const auto s = stream->stats();
   summary.tokens = count;

@@ -2,10 +2,14 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cstring>
+
+#include "posgeom/base/byte_size.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/process_memory.h"
+#include "posgeom/base/progress.h"
 #include "posgeom/io/safetensors.h"
-#include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/model/load/weights.h"
 
@@ -22,58 +26,156 @@ at::Tensor readInputIds(const std::filesystem::path& path) {
   return tensorFromView(*view).to(at::kLong).clone();
 }
 
+// --random-ids B,T checked against the model before a single id is made.
+void checkRandomShape(const HiddenStatesRequest& job, const ModelConfig& config) {
+  if (job.random_batch <= 0 || job.random_len <= 0)
+    throw InputError("--random-ids", std::to_string(job.random_batch) + "," + std::to_string(job.random_len) +
+                                         ": B (sequences) and T (tokens each) must both be positive");
+  if (config.positions == PositionScheme::kLearned && config.max_positions > 0 && job.random_len > config.max_positions)
+    throw InputError("--random-ids", "T = " + std::to_string(job.random_len) + " exceeds the model's " +
+                                         std::to_string(config.max_positions) + " positions");
+}
+
+// What forward keeps on the host (every output in float32, and the ids) must fit in the
+// memory free, or the run would end in an allocator's "internal error" or the OOM killer.
+void checkOutputsFit(const Model& model, int64_t batch, int64_t len, bool logits, const std::string& where) {
+  const auto& c = model.config();
+  const double tokens = static_cast<double>(batch) * static_cast<double>(len);
+  const double hidden = tokens * 4.0 * static_cast<double>(c.hidden_size) * static_cast<double>(model.numHiddenStates() + 1);
+  const double logit_bytes = logits ? tokens * 4.0 * static_cast<double>(c.vocab_size) : 0.0;
+  const double need = hidden + logit_bytes + tokens * 8.0;
+  const auto free = availableHostMemory();
+  if (!free || need <= static_cast<double>(*free)) return;
+  auto bytes = [](double b) { return formatBytes(static_cast<int64_t>(std::min(b, 9.0e18))); };
+  throw InputError(where, std::to_string(batch) + " x " + std::to_string(len) + " ids give " + bytes(need) +
+                              " of outputs to hold in memory (hidden states " + bytes(hidden) +
+                              (logits ? ", logits " + bytes(logit_bytes) : std::string()) + "), and " + bytes(*free) +
+                              " is free; give fewer ids" + (logits ? ", or leave the logits out with --no-logits" : ""));
+}
+
+// The model checks the ids of each few sequences it runs; all of them here, before the first.
+void checkIds(const at::Tensor& ids, const ModelConfig& config) {
+  if (ids.numel() == 0) throw InputError("input_ids", "no tokens");
+  const auto lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
+  if (lo < 0 || hi >= config.vocab_size)
+    throw InputError("input_ids", "token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary of " +
+                                      std::to_string(config.vocab_size));
+}
+
 at::Tensor randomIds(const HiddenStatesRequest& job, int64_t vocab_size) {
-  if (job.random_len <= 0) throw InputError("--random-ids", "sequence length must be positive");
   auto gen = at::detail::createCPUGenerator(job.seed);
   return at::randint(vocab_size, {job.random_batch, job.random_len}, gen, at::TensorOptions().dtype(at::kLong));
 }
 
-// Keeps every hidden state, as float32 on the host: `forward` is for small inputs.
+// A NaN or Inf output is no result: the first one found stops the run, nothing written.
+void requireFinite(const at::Tensor& t, const std::string& name, const HiddenStatesRequest& job) {
+  if (at::isfinite(t).all().item<bool>()) return;
+  const std::string cause = job.dtype == runtime::ComputeDtype::kFloat32
+                                ? "this model's config or weights make its forward non-finite"
+                                : std::string("in ") + runtime::computeDtypeName(job.dtype) +
+                                      "; try --dtype float32, and if it stays, this model's config or weights make its forward non-finite";
+  throw InputError(job.model_dir.string(), name + " (the first non-finite output) holds NaN or Inf: " + cause + "; nothing written");
+}
+
+// Copies each hidden state of the sequences [from, from + n) into its rows of the whole
+// [B,T,d] float32 output, checking it on the way.
 class HiddenCollector final : public LayerObserver {
  public:
-  void onHidden(int64_t layer, const at::Tensor& hidden) override {
-    hidden_.resize(static_cast<size_t>(layer) + 1);
-    hidden_[static_cast<size_t>(layer)] = hidden.to(at::kCPU, at::kFloat).contiguous();
+  HiddenCollector(const HiddenStatesRequest& job, int64_t layers, int64_t batch, int64_t len, int64_t width, ProgressLine& progress)
+      : job_(job), progress_(progress), hidden_(static_cast<size_t>(layers)) {
+    for (auto& h : hidden_) h = at::empty({batch, len, width}, at::kFloat);
   }
+  void setRows(int64_t from, int64_t n) {
+    from_ = from;
+    n_ = n;
+  }
+  void onHidden(int64_t layer, const at::Tensor& hidden) override {
+    requireFinite(hidden, "hidden." + std::to_string(layer), job_);
+    rows(hidden_[static_cast<size_t>(layer)]).copy_(hidden);
+    progress_.update(from_, from_ * hidden.size(1), "hidden." + std::to_string(layer));
+  }
+  at::Tensor rows(const at::Tensor& whole) const { return whole.narrow(0, from_, n_); }
   std::vector<at::Tensor>& hidden() { return hidden_; }
 
  private:
+  const HiddenStatesRequest& job_;
+  ProgressLine& progress_;
   std::vector<at::Tensor> hidden_;
+  int64_t from_ = 0, n_ = 0;
 };
 
+// No copy: the writer reads the tensor (which the lambda keeps alive) when it writes.
 void addTensor(io::SafetensorsWriter& writer, const std::string& name, const at::Tensor& t) {
   const auto c = t.to(at::kCPU, at::kFloat).contiguous();
-  writer.add(name, io::DType::kF32, c.sizes().vec(), c.data_ptr(), static_cast<size_t>(c.nbytes()));
+  writer.addDeferred(name, io::DType::kF32, c.sizes().vec(),
+                     [c](std::byte* out) { std::memcpy(out, c.data_ptr(), static_cast<size_t>(c.nbytes())); });
 }
 
 }  // namespace
 
-void writeHiddenStates(const HiddenStatesRequest& job) {
+std::string collectHiddenStates(const HiddenStatesRequest& job, io::SafetensorsWriter& writer) {
+  const bool random = job.ids_path.empty();
+  if (random) checkRandomShape(job, loadModelConfig(job.model_dir));
   const auto numerics = Numerics::of(job.dtype, job.device);
   const auto loaded = loadModel(job.model_dir, numerics);
   const auto& model = *loaded.model;
-  const auto ids = job.random_batch > 0 ? randomIds(job, model.config().vocab_size) : readInputIds(job.ids_path);
-  HiddenCollector collector;
+  const bool logits = job.logits && model.hasLmHead();
+  at::Tensor ids;
+  if (random) {
+    checkOutputsFit(model, job.random_batch, job.random_len, logits, "--random-ids");
+    ids = randomIds(job, model.config().vocab_size);
+  } else {
+    ids = readInputIds(job.ids_path);
+    checkIds(ids, model.config());
+    checkOutputsFit(model, ids.size(0), ids.size(1), logits, job.ids_path.string());
+  }
+  const int64_t batch = ids.size(0), len = ids.size(1), width = model.config().hidden_size;
+
+  const c10::NoGradGuard no_grad;
+  ProgressLine progress("forward", batch, "sequences");
+  HiddenCollector collector(job, model.numHiddenStates(), batch, len, width, progress);
+  at::Tensor final_norm, all_logits;  // [B,T,*] float32, made by the first part that has them
+  const auto keep = [&](at::Tensor& whole, const at::Tensor& part, const char* name) {
+    if (!part.defined()) return;
+    requireFinite(part, name, job);
+    if (!whole.defined()) whole = at::empty({batch, len, part.size(2)}, at::kFloat);
+    collector.rows(whole).copy_(part);
+  };
   ForwardRequest request;
-  request.ids = ids;
   if (job.causal) request.causal = true;
   request.want_final_norm = model.hasFinalNorm();
-  request.want_logits = model.hasLmHead();
+  request.want_logits = logits;
   request.observer = &collector;
-  const auto out = model.forward(request);
+  // A few sequences at a time: enough tokens to keep the device busy, and a progress line.
+  const int64_t rows = std::max<int64_t>(1, (job.device.isCuda() ? 32768 : 2048) / std::max<int64_t>(1, len));
+  for (int64_t from = 0; from < batch; from += rows) {
+    const int64_t n = std::min(rows, batch - from);
+    collector.setRows(from, n);
+    request.ids = ids.narrow(0, from, n);
+    const auto out = model.forward(request);
+    keep(final_norm, out.final_norm, "final_norm");
+    keep(all_logits, out.logits, "logits");
+    progress.update(from + n, (from + n) * len);
+  }
+  progress.finish();
 
   auto& hidden = collector.hidden();
-  if (job.final_norm_last && out.final_norm.defined()) hidden.back() = out.final_norm;
-  io::SafetensorsWriter writer;
+  if (job.final_norm_last && final_norm.defined()) hidden.back() = final_norm;
   for (size_t l = 0; l < hidden.size(); ++l) addTensor(writer, "hidden." + std::to_string(l), hidden[l]);
-  if (out.final_norm.defined()) addTensor(writer, "final_norm", out.final_norm);
-  if (out.logits.defined()) addTensor(writer, "logits", out.logits);
+  if (final_norm.defined()) addTensor(writer, "final_norm", final_norm);
+  if (all_logits.defined()) addTensor(writer, "logits", all_logits);
   writer.setMetadata("model", loaded.dir.string());
   writer.setMetadata("compute", numerics.describe());
   writer.setMetadata("causal", request.causal.value_or(!model.config().bidirectional) ? "true" : "false");
+  return std::to_string(hidden.size()) + " hidden states of shape [" + std::to_string(batch) + ", " + std::to_string(len) +
+         ", " + std::to_string(width) + "]" + (job.logits || !model.hasLmHead() ? "" : " (no logits)");
+}
+
+void writeHiddenStates(const HiddenStatesRequest& job) {
+  io::SafetensorsWriter writer;
+  const auto what = collectHiddenStates(job, writer);
   writer.write(job.out_path);
-  log::info("wrote " + std::to_string(hidden.size()) + " hidden states of shape [" + std::to_string(ids.size(0)) + ", " +
-            std::to_string(ids.size(1)) + ", " + std::to_string(model.config().hidden_size) + "] to " + job.out_path.string());
+  log::info("wrote " + what + " to " + job.out_path.string());
 }
 
 }  // namespace posgeom::model

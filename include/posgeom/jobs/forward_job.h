@@ -2,16 +2,22 @@
 // `posgeom forward`: ids in, every hidden state (and final norm, logits) out. Torch-free.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "posgeom/model/hidden_states.h"
 
 namespace posgeom::jobs {
 
 struct ForwardJob {
-  std::string model;  // directory or hub name
+  std::string model;     // directory or hub name
+  std::string revision;  // of a hub name: branch, tag or commit (empty: main), as analyze's
   model::HiddenStatesRequest request;  // everything but the model directory
+  bool force = false;    // replace an existing --out file (never one of the run's inputs)
 };
 
 void runForwardJob(const ForwardJob& job);
+
+// What forward reads of a model directory: its config, weights and shard index.
+std::vector<std::filesystem::path> modelInputFiles(const std::filesystem::path& dir);
 
 }  // namespace posgeom::jobs

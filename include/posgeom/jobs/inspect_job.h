@@ -7,7 +7,8 @@ namespace posgeom::jobs {
 
 // Architecture, sizes, parameter count, stored dtypes, positional scheme, files and
 // tokenizer files. Validates the checkpoint against the config as loading would.
-nlohmann::json inspectModel(const std::string& model);
+// `revision`: of a hub name, as analyze's --revision (empty: main).
+nlohmann::json inspectModel(const std::string& model, const std::string& revision = "");
 std::string formatInspection(const nlohmann::json& info);
 
 }  // namespace posgeom::jobs

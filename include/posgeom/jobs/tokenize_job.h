@@ -9,11 +9,13 @@ namespace posgeom::jobs {
 
 struct TokenizeJob {
   std::string model;                  // model directory or hub name (its tokenizer files), or
+  std::string revision;               // of a hub name: branch, tag or commit (empty: main)
   std::filesystem::path tokenizer;    // a tokenizer directory
   std::string input;                  // any text corpus openDocuments() reads
   corpus::TextReaderOptions text;
   std::string format = "json";        // json: one array on stdout or --out; bin: uint16/uint32 + sidecar
   std::filesystem::path out;          // required for bin
+  bool force = false;                 // replace an existing --out (never the input or tokenizer)
   bool add_special = false;           // the tokenizer's framing around each document
 };
 
