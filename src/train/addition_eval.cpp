@@ -6,17 +6,55 @@
 #include <c10/core/GradMode.h>
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/json_file.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/tokenize/tokenizer.h"
 #include "posgeom/train/training_data.h"
 
 namespace posgeom::train {
+namespace {
+namespace fs = std::filesystem;
+
+const char* const kAdditionModel = "eval-addition measures a model trained with [data] task = \"addition\"";
+
+// Before the model loads: a model trained on text would score 0.000 with exit 0.
+void requireAdditionTraining(const fs::path& model_dir) {
+  const auto config = model_dir / "train_config.json";
+  if (fs::is_regular_file(config)) {
+    const auto data = io::readJsonFile(config).value("data", nlohmann::json::object());
+    const std::string task = data.is_object() && data.value("task", nlohmann::json()).is_string() ? data["task"].get<std::string>() : "text";
+    if (task != "addition")
+      throw InputError(model_dir.string(), "was trained with [data] task = \"" + task + "\" (its train_config.json); " + kAdditionModel);
+  }
+  // What tokenize::loadTokenizer reads; its own message advises a --tokenizer option eval-addition does not have.
+  if (!fs::exists(model_dir / "tokenizer.json") && !(fs::exists(model_dir / "vocab.json") && fs::exists(model_dir / "merges.txt")) &&
+      !fs::exists(model_dir / "vocab.txt") && !fs::exists(model_dir / "tokenizer.model"))
+    throw InputError(model_dir.string(), std::string("has no tokenizer (tokenizer.json, as posgeom train writes it); ") + kAdditionModel);
+}
+
+// Every symbol of a problem must be one known token, as in the addition task's vocabulary.
+void requireAdditionSymbols(const fs::path& model_dir, const tokenize::Tokenizer& tokenizer) {
+  for (const std::string symbol : {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "+", "=", "\n"}) {
+    tokenize::EncodeStats stats;
+    if (tokenizer.encode(symbol, stats).size() != 1 || stats.unknown_tokens > 0)
+      throw InputError(model_dir.string(), "its tokenizer has no token of its own for '" + (symbol == "\n" ? std::string("\\n") : symbol) +
+                                               "'; " + kAdditionModel);
+  }
+}
+
+}  // namespace
 
 std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& model_dir, int64_t max_digits, int64_t samples,
                                                uint64_t seed, const std::string& device) {
   if (max_digits < 1 || max_digits > 18 || samples < 1) throw InputError("eval-addition", "needs 1 <= --max-digits <= 18 and --samples >= 1");
+  std::unique_ptr<tokenize::Tokenizer> tokenizer;
+  if (std::filesystem::is_directory(model_dir)) {  // else the model's loader says what is wrong
+    requireAdditionTraining(model_dir);
+    tokenizer = tokenize::loadTokenizer(model_dir);
+    requireAdditionSymbols(model_dir, *tokenizer);
+  }
   const auto loaded = model::loadModel(model_dir, model::Numerics::parse("float32", device));
-  const auto tokenizer = tokenize::loadTokenizer(model_dir);
+  if (!tokenizer) tokenizer = tokenize::loadTokenizer(model_dir);
   auto encode = [&](const std::string& text) {
     tokenize::EncodeStats stats;
     const auto ids = tokenizer->encode(text, stats);

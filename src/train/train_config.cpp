@@ -1,6 +1,7 @@
 #include "posgeom/train/train_config.h"
 
 #include <cmath>
+#include <cstdio>
 #include <type_traits>
 
 #include "posgeom/base/error.h"
@@ -11,6 +12,14 @@ namespace fs = std::filesystem;
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+std::string text(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+  return buffer;
+}
 
 // Reads the keys of one table into fields; anything else is an error.
 class TableReader {
@@ -27,13 +36,21 @@ class TableReader {
     // integer is undefined behaviour (found by the toml_config fuzz target).
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
       if (!json_[key].is_number_integer()) throw InputError(file_, "[" + table_ + "] " + key + " must be a whole number");
+    // An unsigned field (the seed) would take -7 as 2^64 - 7.
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
+      if (!json_[key].is_number_unsigned() && json_[key].get<int64_t>() < 0)
+        throw InputError(file_, "[" + table_ + "] " + key + " must be a whole number >= 0 (got " + json_[key].dump() + ")");
     try {
       field = json_[key].get<T>();
     } catch (const std::exception&) {
       throw InputError(file_, "[" + table_ + "] " + key + " has the wrong type");
     }
+    // inf or nan would train NaN to the end with exit 0.
+    if constexpr (std::is_floating_point_v<T>)
+      if (!std::isfinite(field)) throw InputError(file_, "[" + table_ + "] " + key + " must be a finite number (got " + text(field) + ")");
     seen_.push_back(key);
   }
+  bool has(const char* key) const { return json_.contains(key); }
   void done() const {
     for (const auto& [key, value] : json_.items())
       if (std::find(seen_.begin(), seen_.end(), key) == seen_.end()) throw InputError(file_, "[" + table_ + "] has no key '" + key + "'");
@@ -104,7 +121,7 @@ TrainConfig readTrainConfig(const fs::path& path) {
     d.require(c.data.window == "stream" || c.data.window == "problem", "window must be stream or problem");
     // "\n" a "+" b "=" sum "\n": the longest problem and its leading newline, inputs and target.
     const int64_t longest = 3 * c.data.digits + 5;
-    if (c.data.window == "problem" && c.model.context + 1 < longest)
+    if (c.data.window == "problem" && c.model.context < longest - 1)
       throw InputError(file, "[model] context " + std::to_string(c.model.context) + " is too short for one " +
                                  std::to_string(c.data.digits) + "-digit problem per window (needs " + std::to_string(longest - 1) + ")");
   }
@@ -124,6 +141,12 @@ TrainConfig readTrainConfig(const fs::path& path) {
   o.require(c.optim.iterations > 0 && c.optim.batch_size > 0 && c.optim.learning_rate > 0 && c.optim.warmup >= 0,
             "needs positive iterations, batch_size and learning_rate");
   o.require(c.optim.decay == "cosine" || c.optim.decay == "linear" || c.optim.decay == "constant", "decay must be cosine, linear or constant");
+  o.require(c.optim.beta1 >= 0 && c.optim.beta1 < 1 && c.optim.beta2 >= 0 && c.optim.beta2 < 1, "beta1 and beta2 must be in [0, 1)");
+  o.require(c.optim.weight_decay >= 0 && c.optim.grad_clip >= 0, "weight_decay and grad_clip must be >= 0 (grad_clip 0: none)");
+  // The default floor (1e-4) is cut to a smaller learning rate; a floor the user set above it is refused.
+  if (!o.has("min_learning_rate")) c.optim.min_learning_rate = std::min(c.optim.min_learning_rate, c.optim.learning_rate);
+  o.require(c.optim.min_learning_rate >= 0 && c.optim.min_learning_rate <= c.optim.learning_rate,
+            "min_learning_rate " + text(c.optim.min_learning_rate) + " must be in [0, learning_rate " + text(c.optim.learning_rate) + "]");
 
   TableReader r(root, "run", file);
   std::string out;
@@ -137,6 +160,7 @@ TrainConfig readTrainConfig(const fs::path& path) {
   r.require(c.run.eval_interval > 0 && c.run.eval_batches > 0 && c.run.checkpoint_interval > 0, "intervals must be positive");
   r.require(c.run.save_every >= 0, "save_every must be 0 (off) or a positive number of steps");
   if (!out.empty()) c.run.out = out;
+  c.source = path;
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -15,12 +16,17 @@
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
 #include "posgeom/base/progress.h"
+#include "posgeom/base/stop_signals.h"
+#include "posgeom/corpus/document_reader.h"
 #include "posgeom/io/atomic_file.h"
+#include "posgeom/io/fingerprint.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/load/weights.h"
+#include "posgeom/train/memory_estimate.h"
+#include "posgeom/train/run_directory.h"
 #include "posgeom/train/training_data.h"
 
 namespace posgeom::train {
@@ -101,8 +107,8 @@ std::string logCsv(const std::vector<LogRow>& log) {
   for (const auto& r : log) {
     std::snprintf(line, sizeof(line), "%lld,%.9g,%.9g,", static_cast<long long>(r.step), r.learning_rate, r.train_loss);
     out << line;
-    if (r.validation_loss >= 0) {
-      std::snprintf(line, sizeof(line), "%.9g", r.validation_loss);
+    if (r.validation_loss) {
+      std::snprintf(line, sizeof(line), "%.9g", *r.validation_loss);
       out << line;
     }
     out << "\n";
@@ -131,11 +137,80 @@ std::vector<LogRow> parseLog(const std::string& csv) {
   return log;
 }
 
+// The corpus by content (io::fingerprintFiles, as analyze knows it); "" for the addition
+// task, generated from the config alone.
+std::string corpusFingerprint(const DataSpec& data) {
+  if (data.task != "text") return "";
+  std::vector<fs::path> files;
+  for (const auto& f : corpus::corpusFiles(data.corpus.string())) files.emplace_back(f);
+  return io::fingerprintFiles(files);
+}
+
+// The first key of two configs that differs, as "optim.learning_rate (saved 0.001, now
+// 0.002)"; "" when they agree.
+std::string configDifference(const nlohmann::json& saved, const nlohmann::json& now) {
+  const auto in = [](const nlohmann::json& j, const std::string& table, const std::string& key) {
+    return j.contains(table) && j[table].is_object() && j[table].contains(key) ? j[table][key].dump() : std::string("none");
+  };
+  for (const auto* side : {&saved, &now})
+    for (const auto& [table, keys] : side->items())
+      for (const auto& [key, value] : keys.items())
+        if (in(saved, table, key) != in(now, table, key))
+          return table + "." + key + " (saved " + in(saved, table, key) + ", now " + in(now, table, key) + ")";
+  return "";
+}
+
+// The checkpoint continues this run only with the same config (but for how long it runs
+// and where it saves its series), the same corpus contents, a schedule not yet passed and
+// the same threads (the loss curve is bit-for-bit only then). Returns its step.
+int64_t checkResumable(const TrainConfig& c, const fs::path& path) {
+  const auto f = io::SafetensorsFile::open(path);
+  const auto it = f.metadata().find("posgeom_train");
+  const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
+  if (!meta.is_object() || !meta.contains("config") || !meta["config"].is_object() || !meta.contains("step") ||
+      !meta["step"].is_number_integer())
+    throw InputError(path.string(), "is not a posgeom training checkpoint");
+  auto saved = meta["config"], now = c.toJson();
+  const int64_t saved_iterations = saved["optim"].value("iterations", int64_t{0});
+  const bool fingerprinted = meta.contains("corpus_fingerprint");
+  for (auto* config : {&saved, &now}) {
+    (*config)["optim"].erase("iterations");  // a run may be extended
+    (*config)["run"].erase("save_every");    // and keep a series from any step on
+    (*config)["run"].erase("out");           // "o", "./o" and "o/" are one directory
+    if (fingerprinted) (*config)["data"].erase("corpus");  // known by content, as analyze knows it
+  }
+  if (const auto difference = configDifference(saved, now); !difference.empty())
+    throw InputError(path.string(), "was made with another training config: " + difference);
+  if (!fingerprinted && c.data.task == "text")
+    log::warn(path.string() + " was saved by an older posgeom, without its corpus's fingerprint: the corpus is not checked");
+  if (fingerprinted && meta["corpus_fingerprint"] != corpusFingerprint(c.data))
+    throw InputError(c.data.corpus.string(), "is not the corpus the checkpoint's run trained on (its files differ; " + path.string() + ")");
+  const int64_t step = meta["step"].get<int64_t>();
+  if (step > c.optim.iterations)
+    throw InputError(path.string(), "is at step " + std::to_string(step) + ", past the " + std::to_string(c.optim.iterations) +
+                                        " iterations asked: resume with --iterations " + std::to_string(step) +
+                                        " or more (the run was scheduled for " + std::to_string(saved_iterations) + ")");
+  if (meta.contains("threads") && meta["threads"] != at::get_num_threads())
+    throw InputError("--threads", "the checkpoint " + path.string() + " was saved by a run with " + meta["threads"].dump() +
+                                      " threads and this one has " + std::to_string(at::get_num_threads()) +
+                                      ": the same loss curve needs the same threads, so resume with --threads " + meta["threads"].dump());
+  if (saved_iterations != c.optim.iterations && c.optim.decay != "constant")
+    log::warn("the learning rate now decays over " + std::to_string(c.optim.iterations) + " steps, not the " +
+              std::to_string(saved_iterations) + " the run was scheduled for: from step " + std::to_string(step) +
+              " on it is not the curve of an uninterrupted run of either length");
+  return step;
+}
+
 class Trainer {
  public:
   Trainer(const TrainConfig& c, const TrainOptions& o)
       : c_(c), numerics_(model::Numerics::parse("float32", o.device)), data_(openTrainingData(c.data)), data_description_(data_->describe()),
-        arch_(model::architectureFor(kTrainedArchitecture, "train")), config_(modelConfig(arch_, c, data_->vocabSize())) {
+        arch_(model::architectureFor(kTrainedArchitecture, "train")), config_(modelConfig(arch_, c, data_->vocabSize())),
+        corpus_fingerprint_(corpusFingerprint(c.data)), force_(o.force) {
+    requireTrainingMemory(c_, data_->vocabSize(), o.device);
+    // A corpus too short for one window is found now, not at the first step.
+    data_->batch(false, 1, c_.model.context + 1, c_.run.seed, 0);
+    data_->batch(true, 1, c_.model.context + 1, c_.run.seed, 0);
     params_ = initialParams(arch_, config_, c.run.seed);
     for (auto& [name, t] : params_) {
       t = t.to(numerics_.device);
@@ -145,10 +220,11 @@ class Trainer {
     }
   }
 
-  std::vector<LogRow> run(bool resume, int64_t stop_after) {
-    fs::create_directories(c_.run.out);
+  std::vector<LogRow> run(RunDirectory& dir, bool resume, int64_t stop_after) {
     if (resume) restore();
-    else io::writeTextFileAtomically(c_.run.out / "train_config.json", c_.toJson().dump(2) + "\n");
+    dir.prepare();
+    if (!resume) io::writeTextFileAtomically(c_.run.out / "train_config.json", c_.toJson().dump(2) + "\n");
+    const StopSignals signals;
     ProgressLine progress("train", c_.optim.iterations, "steps");
     const auto t0 = std::chrono::steady_clock::now();
     const int64_t end = stop_after > 0 ? std::min(stop_after, c_.optim.iterations) : c_.optim.iterations;
@@ -156,19 +232,31 @@ class Trainer {
       const int64_t step = opt_.step;
       const double lr = learningRate(c_.optim, step);
       const double loss = trainStep(step, lr);
-      LogRow row{step, lr, loss, -1};
+      LogRow row{step, lr, loss, std::nullopt};
       const bool last = step + 1 == end;
       // Evaluations follow the schedule, not where a run stops, so an interrupted and
       // resumed run logs exactly the same lines.
       if ((step + 1) % c_.run.eval_interval == 0 || step + 1 == c_.optim.iterations) {
         row.validation_loss = validationLoss();
         log::info("step " + std::to_string(step + 1) + ": train loss " + log::number("%.4f", loss) + ", validation loss " +
-                  log::number("%.4f", row.validation_loss));
+                  log::number("%.4f", *row.validation_loss));
       }
       log_.push_back(row);
       if (c_.run.save_every > 0 && (step + 1) % c_.run.save_every == 0) saveStep(step + 1);
-      if ((step + 1) % c_.run.checkpoint_interval == 0 || last) saveCheckpoint();
+      const int signal = signals.received();
+      if ((step + 1) % c_.run.checkpoint_interval == 0 || last || signal) {
+        saveCheckpoint();
+        dir.keep();
+      }
       progress.update(step + 1, 0, "loss " + std::to_string(loss).substr(0, 6));
+      if (signal && !last) {
+        progress.finish();
+        throw RunStopped(std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") + " after step " + std::to_string(step + 1) +
+                             " of " + std::to_string(c_.optim.iterations) + "; the checkpoint is " +
+                             (c_.run.out / "checkpoint.safetensors").string() + "; the same command with --resume" +
+                             (force_ ? " instead of --force" : "") + " continues it",
+                         128 + signal);
+      }
     }
     progress.finish();
     exportModel(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -238,24 +326,18 @@ class Trainer {
     writeTensors(w, "param.", params_);
     writeTensors(w, "adam_m.", opt_.m);
     writeTensors(w, "adam_v.", opt_.v);
-    w.setMetadata("posgeom_train", nlohmann::json{{"step", opt_.step}, {"config", c_.toJson()}}.dump());
+    nlohmann::json meta{{"step", opt_.step}, {"config", c_.toJson()}, {"threads", at::get_num_threads()}};
+    if (!corpus_fingerprint_.empty()) meta["corpus_fingerprint"] = corpus_fingerprint_;
+    w.setMetadata("posgeom_train", meta.dump());
     w.write(c_.run.out / "checkpoint.safetensors");
     io::writeTextFileAtomically(c_.run.out / "train_log.csv", logCsv(log_));
   }
 
+  // The checkpoint checkResumable accepted.
   void restore() {
     const auto path = c_.run.out / "checkpoint.safetensors";
-    if (!fs::exists(path)) throw InputError(path.string(), "no checkpoint to resume from");
     const auto f = io::SafetensorsFile::open(path);
-    const auto it = f.metadata().find("posgeom_train");
-    const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
-    if (!meta.is_object()) throw InputError(path.string(), "is not a posgeom training checkpoint");
-    auto saved = meta["config"], now = c_.toJson();
-    for (auto* config : {&saved, &now}) {
-      (*config)["optim"].erase("iterations");  // a run may be extended
-      (*config)["run"].erase("save_every");    // and keep a series from any step on
-    }
-    if (saved != now) throw InputError(path.string(), "was made with another training config");
+    const auto meta = nlohmann::json::parse(f.metadata().at("posgeom_train"));
     const c10::NoGradGuard no_grad;
     const auto params = readTensors(f, "param.", params_);
     for (auto& [name, p] : params_) p.copy_(params.at(name));
@@ -279,13 +361,12 @@ class Trainer {
     w.write(dir / "model.safetensors");
     io::writeTextFileAtomically(dir / "config.json", arch_.to_config_json(config_).dump(2) + "\n");
     io::writeTextFileAtomically(dir / "tokenizer.json", data_->tokenizerJson().dump(1) + "\n");
-    LogRow last = log_.back();
-    for (const auto& r : log_)
-      if (r.validation_loss >= 0) last.validation_loss = r.validation_loss;
+    const auto validation_loss = lastValidationLoss(log_);
     nlohmann::json training{{"data", data_description_},
                             {"steps", opt_.step},
-                            {"final_train_loss", last.train_loss},
-                            {"final_validation_loss", last.validation_loss},
+                            {"final_train_loss", log_.back().train_loss},
+                            // null before the first evaluation
+                            {"final_validation_loss", validation_loss ? nlohmann::json(*validation_loss) : nlohmann::json()},
                             {"threads", at::get_num_threads()},
                             {"parameters", parameterCount()}};
     if (seconds) training["seconds"] = *seconds;
@@ -322,6 +403,8 @@ class Trainer {
   nlohmann::json data_description_;  // sizes and the unigram baseline: once, not at every saved step
   const model::Architecture& arch_;
   model::ModelConfig config_;
+  std::string corpus_fingerprint_;  // recorded in the checkpoint: a resume must read the same corpus
+  bool force_;                      // for the message of a stop: --resume replaces --force
   Params params_;
   Optimizer opt_;
   std::vector<LogRow> log_;
@@ -329,9 +412,21 @@ class Trainer {
 
 }  // namespace
 
+std::optional<double> lastValidationLoss(const std::vector<LogRow>& log) {
+  for (auto r = log.rbegin(); r != log.rend(); ++r)
+    if (r->validation_loss) return r->validation_loss;
+  return std::nullopt;
+}
+
 std::vector<LogRow> runTraining(const TrainConfig& config, const TrainOptions& options) {
+  if (options.resume && options.force)
+    throw InputError("--force", "starts the run in --out over and --resume continues it: give one of them");
+  // The fewest ids any corpus can have: the real vocabulary is checked again once read.
+  requireTrainingMemory(config, config.data.task == "addition" ? 13 : config.data.tokens == "bytes" ? 256 : 2, options.device);
+  RunDirectory dir(config.run.out, options.resume ? RunMode::kResume : options.force ? RunMode::kForce : RunMode::kNew);
+  if (options.resume) checkResumable(config, dir.checkpoint());
   Trainer trainer(config, options);
-  return trainer.run(options.resume, options.stop_after);
+  return trainer.run(dir, options.resume, options.stop_after);
 }
 
 }  // namespace posgeom::train

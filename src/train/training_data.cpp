@@ -61,8 +61,9 @@ class StreamData : public TrainingData {
   virtual std::vector<int64_t> windows(bool validation, int64_t batch, int64_t length, uint64_t seed, int64_t index) const {
     const auto& ids = validation ? validation_ : train_;
     if (static_cast<int64_t>(ids.size()) <= length)
-      throw InputError("[data]", std::string("the ") + (validation ? "validation" : "training") + " split has " +
-                                     std::to_string(ids.size()) + " tokens, fewer than one window of " + std::to_string(length));
+      throw InputError(source_, std::string("the ") + (validation ? "validation" : "training") + " split has " +
+                                    std::to_string(ids.size()) + " tokens, fewer than one window of " + std::to_string(length) +
+                                    " ([model] context + 1): give a longer corpus or a shorter context");
     std::vector<int64_t> out;
     out.reserve(static_cast<std::size_t>(batch * length));
     uint64_t state = windowSeed(seed, index, validation);
@@ -75,6 +76,7 @@ class StreamData : public TrainingData {
   static uint64_t windowSeed(uint64_t seed, int64_t index, bool validation) { return mix(seed, static_cast<uint64_t>(index), validation ? 2 : 1); }
 
   std::vector<int64_t> train_, validation_;
+  std::string source_ = "[data]";  // what a message names: the corpus
 
  private:
   int64_t noise_;
@@ -109,6 +111,7 @@ class TextData final : public StreamData {
     train_.assign(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(split));
     validation_.assign(ids.begin() + static_cast<std::ptrdiff_t>(split), ids.end());
     corpus_ = spec.corpus.string();
+    source_ = corpus_;
   }
   int64_t vocabSize() const override { return bytes_ ? 256 : static_cast<int64_t>(vocab_.size()); }
   nlohmann::json tokenizerJson() const override {

@@ -31,6 +31,51 @@ TEST(AdditionEval, AccuracyByLengthAndPositionLimits) {
   EXPECT_THROW(train::evaluateAddition(s / "add", 18, 1, 1, "cpu"), InputError);
 }
 
+std::string refusal(const std::filesystem::path& model) {
+  try {
+    train::evaluateAddition(model, 2, 1, 1, "cpu");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A text model scored 0.000 with exit 0; a model without a tokenizer was told to use
+// --tokenizer, which eval-addition does not have.
+TEST(AdditionEval, RefusesAModelNotTrainedForAddition) {
+  ScratchDir s;
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "12+34=46 is a sum, and so is 5+5=10\n";
+  writeFile(s / "c.txt", text);
+  train::TrainConfig c;
+  c.model = {1, 2, 32, 16, 16, 0.0, true, "learned"};
+  c.data.corpus = s / "c.txt";
+  c.optim.iterations = 1;
+  c.optim.batch_size = 2;
+  c.run.eval_batches = 1;
+  c.run.out = s / "text";
+  train::runTraining(c, {});  // a char tokenizer with every digit, '+', '=' and newline
+  EXPECT_EQ(refusal(s / "text"), (s / "text").string() +
+                                     ": was trained with [data] task = \"text\" (its train_config.json); eval-addition measures a "
+                                     "model trained with [data] task = \"addition\"");
+  // Without train_config.json, a tokenizer that has no token for '+' is not an addition model's.
+  std::filesystem::remove(s / "text/train_config.json");
+  std::string no_plus;
+  for (int i = 0; i < 20; ++i) no_plus += "0123456789=\nabc def ghi jkl mno pqr stu vwx yz ";
+  writeFile(s / "c.txt", no_plus);
+  c.run.out = s / "noplus";
+  train::runTraining(c, {});
+  std::filesystem::remove(s / "noplus/train_config.json");
+  EXPECT_EQ(refusal(s / "noplus"), (s / "noplus").string() +
+                                       ": its tokenizer has no token of its own for '+'; eval-addition measures a model trained "
+                                       "with [data] task = \"addition\"");
+  std::filesystem::remove(s / "noplus/tokenizer.json");
+  const auto message = refusal(s / "noplus");
+  EXPECT_EQ(message, (s / "noplus").string() + ": has no tokenizer (tokenizer.json, as posgeom train writes it); eval-addition "
+                                                 "measures a model trained with [data] task = \"addition\"");
+  EXPECT_EQ(message.find("--tokenizer"), std::string::npos);
+}
+
 TEST(AdditionEval, TableAndCsvCarryEveryRow) {
   const std::vector<train::AdditionAccuracy> rows{{1, 4, 3}, {12, 5, 0}};
   EXPECT_EQ(train::additionTable(rows), "digits  accuracy\n     1     0.750\n    12     0.000\n");

@@ -64,6 +64,38 @@ TEST(TrainConfig, BadValuesNameTheFileAndTable) {
     EXPECT_EQ(message("[model]\nwidth = " + std::string(width) + "\n"), f + ": [model] width must be a whole number") << width;
 }
 
+// Values that used to be accepted and train NaN (learning_rate = inf), an invalid Adam
+// (beta2 1.5), a floor above the learning rate, or wrap (seed -7 as 2^64 - 7).
+TEST(TrainConfig, NonFiniteFloatsBetasFloorAndNegativeSeedAreRefused) {
+  ScratchDir s;
+  auto message = [&](const std::string& text) {
+    writeFile(s / "b.toml", "[data]\ncorpus = \"x\"\n" + text);
+    try {
+      train::readTrainConfig(s / "b.toml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string f = (s / "b.toml").string();
+  EXPECT_EQ(message("[optim]\nlearning_rate = inf\n"), f + ": [optim] learning_rate must be a finite number (got inf)");
+  EXPECT_EQ(message("[optim]\nlearning_rate = nan\n"), f + ": [optim] learning_rate must be a finite number (got nan)");
+  EXPECT_EQ(message("[optim]\nweight_decay = -inf\n"), f + ": [optim] weight_decay must be a finite number (got -inf)");
+  EXPECT_EQ(message("[model]\ndropout = nan\n"), f + ": [model] dropout must be a finite number (got nan)");
+  EXPECT_EQ(message("[optim]\nbeta2 = 1.5\n"), f + ": [optim] beta1 and beta2 must be in [0, 1)");
+  EXPECT_EQ(message("[optim]\nbeta1 = 1.0\n"), f + ": [optim] beta1 and beta2 must be in [0, 1)");
+  EXPECT_EQ(message("[optim]\nbeta1 = -0.1\n"), f + ": [optim] beta1 and beta2 must be in [0, 1)");
+  EXPECT_EQ(message("[optim]\nmin_learning_rate = 1\nlearning_rate = 0.002\n"),
+            f + ": [optim] min_learning_rate 1 must be in [0, learning_rate 0.002]");
+  EXPECT_EQ(message("[optim]\ngrad_clip = -1\n"), f + ": [optim] weight_decay and grad_clip must be >= 0 (grad_clip 0: none)");
+  EXPECT_EQ(message("[run]\nseed = -7\n"), f + ": [run] seed must be a whole number >= 0 (got -7)");
+  EXPECT_EQ(message("[run]\nseed = 7\n"), "no error");
+  // A default is never the reason for an error: the floor 1e-4 is cut to a smaller rate.
+  writeFile(s / "low.toml", "[data]\ncorpus = \"x\"\n[optim]\nlearning_rate = 5e-5\n");
+  EXPECT_EQ(train::readTrainConfig(s / "low.toml").optim.min_learning_rate, 5e-5);
+  EXPECT_EQ(train::readTrainConfig(s / "low.toml").source, s / "low.toml");
+}
+
 TEST(TrainConfig, EveryConfigInTheRepositoryReads) {
   int read = 0;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(POSGEOM_SOURCE_DIR) / "configs/train")) {

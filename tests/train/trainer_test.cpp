@@ -1,5 +1,7 @@
 #include "posgeom/train/trainer.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 
 #include "posgeom/base/error.h"
@@ -152,6 +154,22 @@ TEST(Trainer, NoPositionEncodingMeansNoPositionTable) {
   EXPECT_THROW(model::loadModel(s / "n", model::Numerics::parse("float32", "cpu")), InputError);
 }
 
+std::string refusal(const train::TrainConfig& c, const train::TrainOptions& o) {
+  try {
+    train::runTraining(c, o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+train::TrainOptions resuming() {
+  train::TrainOptions o;
+  o.resume = true;
+  return o;
+}
+
+// The refusal names the key that changed, as analyze's does.
 TEST(Trainer, ResumeNeedsTheSameConfig) {
   ScratchDir s;
   train::TrainOptions stop;
@@ -159,9 +177,98 @@ TEST(Trainer, ResumeNeedsTheSameConfig) {
   train::runTraining(tinyConfig(s, "r"), stop);
   auto other = tinyConfig(s, "r");
   other.optim.learning_rate = 1e-2;
-  train::TrainOptions resume;
-  resume.resume = true;
-  EXPECT_THROW(train::runTraining(other, resume), InputError);
+  EXPECT_EQ(refusal(other, resuming()), (s / "r/checkpoint.safetensors").string() +
+                                            ": was made with another training config: optim.learning_rate (saved 0.003, now 0.01)");
+  other = tinyConfig(s, "r");
+  other.model.width = 64;
+  EXPECT_NE(refusal(other, resuming()).find("model.width (saved 32, now 64)"), std::string::npos);
+  // Another spelling of the same --out is the same run.
+  other = tinyConfig(s, "r");
+  other.run.out = s.path() / "." / "r";
+  EXPECT_EQ(refusal(other, resuming()), "no error");
+}
+
+// Used to continue silently on other data, past the end of the schedule ("resuming at step
+// 30 of 10", the step-30 model written as the finished run) or with other threads.
+TEST(Trainer, ResumeRefusesAnotherCorpusAFinishedScheduleAndOtherThreads) {
+  ScratchDir s;
+  train::TrainOptions stop;
+  stop.stop_after = 10;
+  train::runTraining(tinyConfig(s, "r"), stop);
+  const auto checkpoint = readFile(s / "r/checkpoint.safetensors");
+  auto shorter = tinyConfig(s, "r");
+  shorter.optim.iterations = 6;
+  EXPECT_EQ(refusal(shorter, resuming()), (s / "r/checkpoint.safetensors").string() +
+                                              ": is at step 10, past the 6 iterations asked: resume with --iterations 10 or more "
+                                              "(the run was scheduled for 24)");
+  const int threads = at::get_num_threads();
+  at::set_num_threads(threads == 1 ? 2 : 1);
+  const auto message = refusal(tinyConfig(s, "r"), resuming());
+  at::set_num_threads(threads);
+  EXPECT_EQ(message.rfind("--threads: the checkpoint ", 0), 0u) << message;
+  EXPECT_NE(message.find("resume with --threads " + std::to_string(threads)), std::string::npos) << message;
+  // The same path, other contents (the corpus fingerprint, as analyze's).
+  auto c = tinyConfig(s, "r");
+  auto text = readFile(s / "corpus.txt");
+  text[10] = 'X';
+  writeFile(s / "corpus.txt", text);
+  EXPECT_EQ(refusal(c, resuming()),
+            (s / "corpus.txt").string() + ": is not the corpus the checkpoint's run trained on (its files differ; " +
+                (s / "r/checkpoint.safetensors").string() + ")");
+  EXPECT_EQ(readFile(s / "r/checkpoint.safetensors"), checkpoint);  // nothing written by the refusals
+  // The same contents under another path resume.
+  tinyConfig(s, "unused");  // writes corpus.txt as it was
+  fs::create_directories(s / "moved");
+  fs::copy_file(s / "corpus.txt", s / "moved/corpus.txt");
+  c.data.corpus = s / "moved/corpus.txt";
+  EXPECT_EQ(refusal(c, resuming()), "no error");
+}
+
+// A finished run used to be replaced by a 5-step one with exit 0.
+TEST(Trainer, ANewRunRefusesAFinishedOneAndForceReplacesIt) {
+  ScratchDir s;
+  auto c = tinyConfig(s, "r");
+  c.optim.iterations = 4;
+  train::runTraining(c, {});
+  const auto model = readFile(s / "r/model.safetensors");
+  train::TrainOptions stop;
+  stop.stop_after = 2;
+  EXPECT_NE(refusal(c, stop).find("holds a training run; pass --force to replace it"), std::string::npos);
+  EXPECT_EQ(readFile(s / "r/model.safetensors"), model);
+  stop.force = true;
+  EXPECT_EQ(refusal(c, stop), "no error");
+  EXPECT_EQ(io::readJsonFile(s / "r/training.json")["steps"], 2);
+  train::TrainOptions both = resuming();
+  both.force = true;
+  EXPECT_NE(refusal(c, both).find("--force: "), std::string::npos);
+}
+
+// training.json said final_validation_loss -1.0 (a sentinel) before the first evaluation.
+TEST(Trainer, NoValidationLossBeforeTheFirstEvaluation) {
+  ScratchDir s;
+  train::TrainOptions stop;
+  stop.stop_after = 2;
+  const auto log = train::runTraining(tinyConfig(s, "r"), stop);
+  EXPECT_FALSE(train::lastValidationLoss(log));
+  EXPECT_TRUE(io::readJsonFile(s / "r/training.json")["final_validation_loss"].is_null());
+  const auto csv = readFile(s / "r/train_log.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  EXPECT_EQ(csv.find(",-1"), std::string::npos);
+  EXPECT_EQ(csv.substr(csv.size() - 2), ",\n");  // an empty validation cell
+}
+
+// The 2-byte corpus was blamed on "[data]" at the first step and left train_config.json in
+// the --out it had created.
+TEST(Trainer, ACorpusShorterThanAWindowIsRefusedNamingItAndLeavesNothing) {
+  ScratchDir s;
+  auto c = tinyConfig(s, "o");
+  writeFile(s / "tiny.txt", "ab");
+  c.data.corpus = s / "tiny.txt";
+  EXPECT_EQ(refusal(c, {}), (s / "tiny.txt").string() +
+                                ": the training split has 1 tokens, fewer than one window of 33 ([model] context + 1): give a longer "
+                                "corpus or a shorter context");
+  EXPECT_FALSE(fs::exists(s / "o"));
+  EXPECT_FALSE(fs::exists(s / ".o.posgeom-lock"));
 }
 
 }  // namespace

@@ -68,11 +68,13 @@ struct TrainConfig {
   DataSpec data;
   OptimizerSpec optim;
   RunSpec run;
+  std::filesystem::path source;  // the file it was read from, for messages (empty: built in code)
   nlohmann::json toJson() const;  // the effective config, written beside the model
 };
 
 // TOML or JSON with [model], [data], [optim], [run] tables; relative paths are relative
-// to the file. Unknown keys and bad values are InputErrors naming the file.
+// to the file. Unknown keys and bad values are InputErrors naming the file: every float
+// must be finite, beta1 and beta2 in [0, 1), min_learning_rate at most learning_rate.
 TrainConfig readTrainConfig(const std::filesystem::path& path);
 
 // The learning rate at step `step` (0-based): linear warm-up, then the decay.
