@@ -20,13 +20,24 @@ void addShard(std::map<std::string, TensorView>& views, std::map<std::string, st
     file_of[name] = shard.path().string();
   }
 }
+
+// transformers loads model.safetensors where both it and an index are there (a stale index
+// beside a merged file); so does this.
+bool usesIndex(const fs::path& dir) {
+  std::error_code ec;
+  return !fs::exists(dir / kSingleName, ec) && fs::exists(dir / kIndexName, ec);
+}
+
 }  // namespace
 
 std::optional<int64_t> countCheckpointTensors(const fs::path& dir) {
   std::error_code ec;
-  if (fs::exists(dir / kIndexName, ec)) {
+  if (usesIndex(dir)) {
     const auto index = nlohmann::json::parse(std::ifstream(dir / kIndexName), nullptr, false);
-    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) return std::nullopt;
+    // An empty map is the index's fault, which the loader names.
+    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object() ||
+        index["weight_map"].empty())
+      return std::nullopt;
     return static_cast<int64_t>(index["weight_map"].size());
   }
   std::ifstream in(dir / kSingleName, std::ios::binary);
@@ -50,6 +61,7 @@ std::map<std::string, std::vector<std::string>> readShardIndex(const fs::path& i
   const auto index = readJsonFile(index_path);
   const auto map = index.find("weight_map");
   if (map == index.end() || !map->is_object()) throw InputError(index_path.string(), "missing object 'weight_map'");
+  if (map->empty()) throw InputError(index_path.string(), "weight_map is empty: the index names no tensor and no shard");
   std::map<std::string, std::vector<std::string>> by_file;
   for (const auto& [tensor, file] : map->items()) {
     if (!file.is_string()) throw InputError(index_path.string(), "weight_map entry '" + tensor + "' is not a file name");
@@ -74,7 +86,7 @@ Checkpoint Checkpoint::open(const fs::path& dir) {
   std::vector<fs::path> files;
   std::map<std::string, TensorView> views;
   std::map<std::string, std::string> file_of;
-  if (fs::exists(dir / kIndexName)) {
+  if (usesIndex(dir)) {
     for (const auto& [file, tensors] : readShardIndex(dir / kIndexName)) {
       const auto shard = SafetensorsFile::open(dir / file);
       for (const auto& t : tensors)
@@ -109,6 +121,12 @@ Checkpoint Checkpoint::fromViews(const fs::path& dir, std::vector<fs::path> file
 const TensorView* Checkpoint::find(const std::string& name) const {
   const auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Checkpoint::names() const {
+  std::vector<std::string> out;
+  for (const auto& entry : tensors_) out.push_back(entry.first);
+  return out;
 }
 
 std::string Checkpoint::fileOf(const std::string& name) const {

@@ -1,6 +1,10 @@
 #include "posgeom/model/architecture.h"
 
 #include "arch/architectures.h"
+
+#include <cfloat>
+#include <cmath>
+
 #include "posgeom/base/error.h"
 #include "posgeom/io/checkpoint.h"
 
@@ -29,6 +33,48 @@ const Architecture& architectureFor(const std::string& model_type, const std::st
   std::string supported;
   for (const auto& k : supportedModelTypes()) supported += (supported.empty() ? "" : ", ") + k;
   throw InputError(where, "unsupported model_type '" + model_type + "' (supported: " + supported + ")");
+}
+
+namespace {
+
+// The alias of `keys` the config gives (for messages), or the first.
+std::string givenKey(const io::JsonConfig& c, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (c.has(k)) return k;
+  return *keys.begin();
+}
+
+// As the config wrote it: a whole number without ".0", else the shortest text that reads back as v.
+std::string shortNumber(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
+  return nlohmann::json(v).dump();
+}
+
+}  // namespace
+
+double positiveValue(const io::JsonConfig& c, const nlohmann::json& value, const std::string& key, const char* expected) {
+  if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>()))
+    c.fail(key + " must be " + expected + (value.is_number() ? " (got " + shortNumber(value.get<double>()) + ")" : ""));
+  const double v = value.get<double>();
+  // The forward runs in float32 at best: 1 / v of a smaller v is infinite there, and v itself 0.
+  if (v < FLT_MIN)
+    c.fail(key + " is " + shortNumber(v) + ", below float32's smallest normal number 1.2e-38" +
+           ": the forward would divide by it and overflow");
+  return v;
+}
+
+double positiveNumber(const io::JsonConfig& c, std::initializer_list<const char*> keys, double fallback,
+                      const char* expected) {
+  const auto key = givenKey(c, keys);
+  return c.has(key.c_str()) ? positiveValue(c, c.json()[key], key, expected) : fallback;
+}
+
+double normEpsilon(const io::JsonConfig& c, std::initializer_list<const char*> keys, double fallback) {
+  const auto key = givenKey(c, keys);
+  const double eps = c.number({key.c_str()}, fallback);
+  if (!(eps >= 0) || !std::isfinite(eps))
+    c.fail(key + " must be a number >= 0 (got " + shortNumber(eps) + "): the norm takes the root of the variance plus it");
+  return eps;
 }
 
 ModelConfig configForShape(const ModelShape& shape, const ShapeDefaults& defaults) {

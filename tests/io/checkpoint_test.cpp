@@ -1,6 +1,7 @@
 #include "posgeom/io/checkpoint.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/safetensors_writer.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -53,6 +54,32 @@ TEST(Checkpoint, IndexMayNotEscapeTheDirectory) {
   ScratchDir s;
   writeFile(s / "model.safetensors.index.json", R"({"weight_map": {"w": "../other.safetensors"}})");
   EXPECT_NE(openError(s.path()).find("outside the model directory"), std::string::npos);
+}
+
+// transformers loads model.safetensors when an index lies beside it (a stale one, or another
+// model's): so does this, so that both give the same model.
+TEST(Checkpoint, ModelSafetensorsWinsOverAnIndexBesideIt) {
+  ScratchDir s;
+  io::SafetensorsWriter w;
+  w.addF32("single", {2}, {1.0F, 2.0F});
+  w.write(s / "model.safetensors");
+  io::SafetensorsWriter shard;
+  shard.addF32("sharded", {1}, {3.0F});
+  shard.write(s / "model-00001-of-00001.safetensors");
+  writeFile(s / "model.safetensors.index.json",
+            R"({"weight_map": {"sharded": "model-00001-of-00001.safetensors", "gone": "model-00002-of-00002.safetensors"}})");
+  const auto c = io::Checkpoint::open(s.path());
+  EXPECT_EQ(c.names(), std::vector<std::string>{"single"});
+  EXPECT_EQ(io::countCheckpointTensors(s.path()), 1);
+}
+
+TEST(Checkpoint, AnEmptyWeightMapIsTheIndexsFault) {
+  ScratchDir s;
+  writeFile(s / "model.safetensors.index.json", R"({"metadata": {}, "weight_map": {}})");
+  EXPECT_NE(openError(s.path()).find("model.safetensors.index.json: weight_map is empty"), std::string::npos)
+      << openError(s.path());
+  // Not counted as 0 tensors, which the config check would blame on config.json.
+  EXPECT_EQ(io::countCheckpointTensors(s.path()), std::nullopt);
 }
 
 TEST(Checkpoint, PytorchBinOnlyExplainsHowToConvert) {

@@ -86,5 +86,21 @@ TEST(Architecture, WrongTypeForKeyIsNamed) {
   EXPECT_NE(errorOf(s.path()).find("'vocab_size' must be a positive integer"), std::string::npos);
 }
 
+// A norm's epsilon is added to a variance before its root: a negative one makes NaN hidden
+// states. Every family refuses it under its own key, in config.json, before the forward.
+TEST(Architecture, ANegativeNormEpsilonIsRefusedByItsKeyInEveryFamily) {
+  for (const auto& [fixture, key] : std::vector<std::pair<std::string, std::string>>{
+           {"hf-llama", "rms_norm_eps"},        {"hf-gemma2", "rms_norm_eps"},     {"hf-gpt-neox", "layer_norm_eps"},
+           {"hf-gpt-neo", "layer_norm_epsilon"}, {"hf-gptj", "layer_norm_epsilon"}, {"hf-gpt2", "layer_norm_epsilon"},
+           {"hf-bloom", "layer_norm_epsilon"},  {"hf-bert", "layer_norm_eps"},    {"hf-roberta", "layer_norm_eps"}}) {
+    ScratchDir s;
+    const auto dir = editedHfFixture(s.path(), fixture, [key = key](nlohmann::json& c) { c[key] = -1; });
+    EXPECT_NE(errorOf(dir).find("config.json: " + key + " must be a number >= 0 (got -1)"), std::string::npos)
+        << fixture << ": " << errorOf(dir);
+    ScratchDir zero;  // 0 is what the norms' definitions allow
+    EXPECT_EQ(errorOf(editedHfFixture(zero.path(), fixture, [key = key](nlohmann::json& c) { c[key] = 0; })), "") << fixture;
+  }
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -24,6 +24,8 @@ class Checkpoint {
   static bool hasPytorchBin(const std::filesystem::path& dir);
 
   const TensorView* find(const std::string& name) const;
+  // Every stored tensor's name, sorted.
+  std::vector<std::string> names() const;
   // The file a tensor lives in, for error messages.
   std::string fileOf(const std::string& name) const;
   const std::vector<std::filesystem::path>& files() const { return files_; }

@@ -29,6 +29,8 @@ struct TensorSpec {
   Init init = Init::kNormal;
   bool optional = false;  // e.g. an untied LM head, BERT's MLM head
   Use use = Use::kProduct;
+  // An LM head that tie_word_embeddings makes the token embedding: not loaded even when stored.
+  bool tied = false;
 
   int64_t numel() const {
     int64_t n = 1;
@@ -62,6 +64,12 @@ struct Architecture {
   std::function<ModelConfig(const ModelShape&)> config_for_shape;
   // Whether ForwardRequest::dropout is applied (training); others refuse a dropout.
   bool supports_dropout = false;
+  // config.json's key for the number of blocks, for messages.
+  std::string layers_key = "num_hidden_layers";
+  // Stored tensors the model does not need and transformers loads without a word: buffers
+  // (causal masks, rotary inv_freq) and heads it does not compute (BERT's pooler). Each is a
+  // whole name or a dotted suffix of one; other tensors the model does not use get a warning.
+  std::vector<std::string> unused_by_design;
 };
 
 // Every architecture, in the order `inspect` and error messages list them.

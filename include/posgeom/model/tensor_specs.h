@@ -31,6 +31,13 @@ class TensorSpecs {
     specs_.back().use = TensorSpec::Use::kOutput;
     return *this;
   }
+  // An LM head, which is the token embedding itself when `tied` (tie_word_embeddings): a
+  // stored one is then not used, as transformers ties it over whatever the file holds.
+  TensorSpecs& head(const std::string& name, std::vector<int64_t> shape, bool tied, bool optional = false) {
+    output(name, std::move(shape), tied || optional);
+    specs_.back().tied = tied;
+    return *this;
+  }
   std::vector<TensorSpec> take() { return std::move(specs_); }
 
  private:

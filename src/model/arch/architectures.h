@@ -1,5 +1,6 @@
 #pragma once
 // Each architecture's entry, made in its own file; architecture.cpp lists them.
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,6 +26,18 @@ Architecture phi3Architecture();
 Architecture qwen2Architecture();
 Architecture qwen3Architecture();
 Architecture robertaArchitecture();
+
+// Config numbers the forward divides by or takes a root of, read with their key named where
+// they would make it non-finite (the JSON reader already refuses what overflows a double).
+// A positive number: > 0, and not below float32's smallest normal (its inverse overflows):
+// soft caps, RoPE bases and factors, query_pre_attn_scalar. `expected` words the refusal.
+double positiveNumber(const io::JsonConfig& c, std::initializer_list<const char*> keys, double fallback,
+                      const char* expected = "a positive number");
+// The same for `value`, found under `key` (a dotted name for nested objects).
+double positiveValue(const io::JsonConfig& c, const nlohmann::json& value, const std::string& key,
+                     const char* expected = "a positive number");
+// A norm's epsilon: >= 0 (a negative one takes the root of a negative variance).
+double normEpsilon(const io::JsonConfig& c, std::initializer_list<const char*> keys, double fallback);
 
 // What a family's own models have where a shape leaves it open.
 struct ShapeDefaults {

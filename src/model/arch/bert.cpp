@@ -26,7 +26,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.intermediate_size = c.requirePositiveInt({"intermediate_size"});
   m.max_positions = c.requirePositiveInt({"max_position_embeddings"});
   m.type_vocab_size = c.positiveInt({"type_vocab_size"}, 2);
-  m.norm_eps = c.number({"layer_norm_eps"}, 1e-12);
+  m.norm_eps = normEpsilon(c, {"layer_norm_eps"}, 1e-12);
   m.activation = c.string({"hidden_act"}, "gelu");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported hidden_act '" + m.activation + "'");
   const auto embedding = c.string({"position_embedding_type"}, "absolute");
@@ -206,7 +206,7 @@ class BertModel final : public Model {
 namespace bert_style {
 
 Architecture defineFamily(ArchitectureNames names, BertStyle style) {
-  return defineArchitecture(
+  auto entry = defineArchitecture(
       std::move(names),
       [style](const io::JsonConfig& c) {
         ModelConfig m = parseConfig(c);
@@ -219,6 +219,11 @@ Architecture defineFamily(ArchitectureNames names, BertStyle style) {
         return std::make_unique<BertModel>(c, w, n, style);
       },
       {"gelu", true, PositionScheme::kLearned});
+  // The position ids' buffer, the pooler and next-sentence heads (not computed here), and the
+  // MLM decoder's bias, which transformers ties to the head's bias.
+  entry.unused_by_design = {"embeddings.position_ids", "pooler.dense.weight", "pooler.dense.bias",
+                            "cls.seq_relationship.weight", "cls.seq_relationship.bias", style.head.decoder + ".bias"};
+  return entry;
 }
 
 }  // namespace bert_style

@@ -22,7 +22,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.num_kv_heads = m.num_heads;
   m.intermediate_size = 4 * m.hidden_size;
   m.max_positions = 0;
-  m.norm_eps = c.number({"layer_norm_epsilon"}, 1e-5);
+  m.norm_eps = normEpsilon(c, {"layer_norm_epsilon"}, 1e-5);
   m.activation = "gelu_new";  // BLOOM's bloom_gelu is the tanh approximation
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
   if (c.boolean({"apply_residual_connection_post_layernorm"}, false))
@@ -62,7 +62,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .bias(b + "mlp.dense_4h_to_h.bias", d);
   }
   s.norm("ln_f", d);
-  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
+  s.head("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
@@ -150,8 +150,10 @@ class BloomModel final : public Model {
 }  // namespace
 
 Architecture bloomArchitecture() {
-  return defineArchitecture<BloomModel>({"bloom", "BLOOM", {"transformer."}}, parseConfig, toConfigJson, tensors,
-                                   {"gelu_new", true, PositionScheme::kAlibi});
+  auto entry = defineArchitecture<BloomModel>({"bloom", "BLOOM", {"transformer."}}, parseConfig, toConfigJson, tensors,
+                                              {"gelu_new", true, PositionScheme::kAlibi});
+  entry.layers_key = "n_layer";
+  return entry;
 }
 
 }  // namespace posgeom::model

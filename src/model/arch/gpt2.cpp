@@ -24,7 +24,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.num_kv_heads = m.num_heads;
   m.max_positions = c.requirePositiveInt({"n_positions", "max_position_embeddings"});
   m.intermediate_size = c.positiveInt({"n_inner", "intermediate_size"}, 4 * m.hidden_size);
-  m.norm_eps = c.number({"layer_norm_epsilon"}, 1e-5);
+  m.norm_eps = normEpsilon(c, {"layer_norm_epsilon"}, 1e-5);
   m.activation = c.string({"activation_function"}, "gelu_new");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported activation_function '" + m.activation + "'");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
@@ -71,7 +71,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .bias(b + "mlp.c_proj.bias", d);
   }
   s.norm("ln_f", d);
-  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
+  s.head("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
@@ -175,8 +175,11 @@ class Gpt2Model final : public Model {
 }  // namespace
 
 Architecture gpt2Architecture() {
-  return defineArchitecture<Gpt2Model>({"gpt2", "GPT-2", {"transformer."}}, parseConfig, toConfigJson, tensors,
-                                   {"gelu_new", true, PositionScheme::kLearned}, /*supports_dropout=*/true);
+  auto entry = defineArchitecture<Gpt2Model>({"gpt2", "GPT-2", {"transformer."}}, parseConfig, toConfigJson, tensors,
+                                             {"gelu_new", true, PositionScheme::kLearned}, /*supports_dropout=*/true);
+  entry.layers_key = "n_layer";
+  entry.unused_by_design = {"attn.bias", "attn.masked_bias"};  // the causal mask's buffers
+  return entry;
 }
 
 }  // namespace posgeom::model

@@ -14,24 +14,40 @@ namespace {
 
 std::string block(int64_t i) { return "h." + std::to_string(i) + "."; }
 
+// GPTNeoConfig's default, which its own check then holds to 24 layers.
+const nlohmann::json kDefaultAttentionTypes = nlohmann::json::parse(R"([[["global", "local"], 12]])");
+
 // attention_types [[["global", "local"], 6], ...]: each pattern repeated, one entry per layer.
 std::vector<std::string> layerTypes(const io::JsonConfig& c, int64_t layers) {
   const auto& j = c.json();
+  const bool given = j.contains("attention_types");
+  const auto& list = given ? j["attention_types"] : kDefaultAttentionTypes;
   std::vector<std::string> types;
-  if (!j.contains("attention_types")) return std::vector<std::string>(static_cast<size_t>(layers), "global");
-  if (!j["attention_types"].is_array()) c.fail("attention_types must be a list of [types, repeats]");
-  for (const auto& item : j["attention_types"]) {
+  if (!list.is_array()) c.fail("attention_types must be a list of [types, repeats]");
+  constexpr int64_t kManyLayers = int64_t{1} << 40;
+  int64_t total = 0;  // layers the list gives, counted without expanding a huge repeat
+  for (const auto& item : list) {
     if (!item.is_array() || item.size() != 2 || !item[0].is_array() || !item[1].is_number_integer())
       c.fail("attention_types must be a list of [types, repeats]");
-    for (int64_t r = 0; r < item[1].get<int64_t>(); ++r)
-      for (const auto& t : item[0]) {
-        const std::string type = t.is_string() ? t.get<std::string>() : "";
-        if (type != "global" && type != "local") c.fail("attention type '" + type + "' is not global or local");
-        types.push_back(type);
-      }
+    const auto repeats = item[1].get<int64_t>();
+    if (repeats < 0)
+      c.fail("attention_types repeats " + item[0].dump() + " " + item[1].dump() + " times: a repeat count must not be negative");
+    for (const auto& t : item[0]) {
+      const std::string type = t.is_string() ? t.get<std::string>() : "";
+      if (type != "global" && type != "local") c.fail("attention type '" + type + "' is not global or local");
+    }
+    const auto width = static_cast<int64_t>(item[0].size());
+    total = width > 0 && repeats > (kManyLayers - total) / width ? kManyLayers : total + repeats * width;
+    for (int64_t r = 0; r < repeats && static_cast<int64_t>(types.size()) < layers; ++r)
+      for (const auto& t : item[0]) types.push_back(t.get<std::string>());
   }
-  if (static_cast<int64_t>(types.size()) != layers)
-    c.fail("attention_types gives " + std::to_string(types.size()) + " layers but num_layers is " + std::to_string(layers));
+  const std::string gives = total == kManyLayers ? "more than 2^40" : std::to_string(total);
+  // transformers refuses the mismatch, its default included (it does not fall back to global layers).
+  if (!given && total != layers)
+    c.fail("attention_types is not set, and transformers' default " + list.dump() + " gives " + gives +
+           " layers but num_layers is " + std::to_string(layers) + ": set attention_types, e.g. [[[\"global\"], " +
+           std::to_string(layers) + "]]");
+  if (total != layers) c.fail("attention_types gives " + gives + " layers but num_layers is " + std::to_string(layers));
   return types;
 }
 
@@ -47,7 +63,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
                             ? c.requirePositiveInt({"intermediate_size"})
                             : 4 * m.hidden_size;
   m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
-  m.norm_eps = c.number({"layer_norm_epsilon"}, 1e-5);
+  m.norm_eps = normEpsilon(c, {"layer_norm_epsilon"}, 1e-5);
   m.activation = c.string({"activation_function"}, "gelu_new");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported activation_function '" + m.activation + "'");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
@@ -99,7 +115,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .bias(b + "mlp.c_proj.bias", d);
   }
   s.norm("ln_f", d);
-  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
+  s.head("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
@@ -179,8 +195,11 @@ class GptNeoModel final : public Model {
 }  // namespace
 
 Architecture gptNeoArchitecture() {
-  return defineArchitecture<GptNeoModel>({"gpt_neo", "GPT-Neo", {"transformer."}}, parseConfig, toConfigJson, tensors,
-                                         {"gelu_new", true, PositionScheme::kLearned});
+  auto entry = defineArchitecture<GptNeoModel>({"gpt_neo", "GPT-Neo", {"transformer."}}, parseConfig, toConfigJson,
+                                               tensors, {"gelu_new", true, PositionScheme::kLearned});
+  entry.layers_key = "num_layers";
+  entry.unused_by_design = {"attn.attention.bias", "attn.attention.masked_bias"};  // the causal mask's buffers
+  return entry;
 }
 
 }  // namespace posgeom::model

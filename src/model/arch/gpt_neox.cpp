@@ -24,7 +24,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.num_kv_heads = m.num_heads;
   m.intermediate_size = c.positiveInt({"intermediate_size"}, 4 * m.hidden_size);
   m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
-  m.norm_eps = c.number({"layer_norm_eps"}, 1e-5);
+  m.norm_eps = normEpsilon(c, {"layer_norm_eps"}, 1e-5);
   m.activation = c.string({"hidden_act"}, "gelu");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported hidden_act '" + m.activation + "'");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, false);
@@ -35,7 +35,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   const auto& j = c.json();
   if (!j.contains("rope_parameters")) {
     m.rope.partial_rotary_factor = c.number({"rotary_pct"}, 0.25);
-    m.rope.theta = c.number({"rotary_emb_base", "rope_theta"}, 10000.0);
+    m.rope.theta = positiveNumber(c, {"rotary_emb_base", "rope_theta"}, 10000.0);
   }
   if (!(m.rope.partial_rotary_factor > 0 && m.rope.partial_rotary_factor <= 1)) c.fail("rotary_pct must lie in (0, 1]");
   if (m.hidden_size % m.num_heads != 0) c.fail("hidden_size is not divisible by num_attention_heads");
@@ -83,7 +83,9 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
   }
   s.norm("final_layer_norm", d);
   // Pythia's checkpoints call the LM head embed_out; transformers 5 reads it as lm_head.
-  s.output("embed_out.weight", {m.vocab_size, d}).output("lm_head.weight", {m.vocab_size, d});
+  // Either may be stored (neither: no logits); tied, neither is used.
+  for (const char* name : {"embed_out.weight", "lm_head.weight"})
+    s.head(name, {m.vocab_size, d}, m.tie_word_embeddings, /*optional=*/true);
   return s.take();
 }
 
@@ -176,8 +178,11 @@ class GptNeoXModel final : public Model {
 }  // namespace
 
 Architecture gptNeoXArchitecture() {
-  return defineArchitecture<GptNeoXModel>({"gpt_neox", "GPT-NeoX", {"gpt_neox."}}, parseConfig, toConfigJson, tensors,
-                                          {"gelu", false, PositionScheme::kRope});
+  auto entry = defineArchitecture<GptNeoXModel>({"gpt_neox", "GPT-NeoX", {"gpt_neox."}}, parseConfig, toConfigJson,
+                                                tensors, {"gelu", false, PositionScheme::kRope});
+  // Pythia's checkpoints hold the causal mask's and RoPE's buffers.
+  entry.unused_by_design = {"attention.bias", "attention.masked_bias", "rotary_emb.inv_freq"};
+  return entry;
 }
 
 }  // namespace posgeom::model

@@ -27,7 +27,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.intermediate_size =
       j.contains("n_inner") && !j["n_inner"].is_null() ? c.requirePositiveInt({"n_inner"}) : 4 * m.hidden_size;
   m.max_positions = c.positiveInt({"n_positions"}, 2048);
-  m.norm_eps = c.number({"layer_norm_epsilon"}, 1e-5);
+  m.norm_eps = normEpsilon(c, {"layer_norm_epsilon"}, 1e-5);
   m.activation = c.string({"activation_function"}, "gelu_new");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported activation_function '" + m.activation + "'");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, false);
@@ -74,7 +74,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
         .bias(b + "mlp.fc_out.bias", d);
   }
   s.norm("ln_f", d);
-  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings).output("lm_head.bias", {m.vocab_size});
+  s.head("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings).output("lm_head.bias", {m.vocab_size});
   return s.take();
 }
 
@@ -147,8 +147,11 @@ class GptJModel final : public Model {
 }  // namespace
 
 Architecture gptJArchitecture() {
-  return defineArchitecture<GptJModel>({"gptj", "GPT-J", {"transformer."}}, parseConfig, toConfigJson, tensors,
-                                       {"gelu_new", false, PositionScheme::kRope});
+  auto entry = defineArchitecture<GptJModel>({"gptj", "GPT-J", {"transformer."}}, parseConfig, toConfigJson, tensors,
+                                             {"gelu_new", false, PositionScheme::kRope});
+  entry.layers_key = "n_layer";
+  entry.unused_by_design = {"attn.bias", "attn.masked_bias"};  // the causal mask's buffers
+  return entry;
 }
 
 }  // namespace posgeom::model

@@ -24,7 +24,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.num_kv_heads = c.positiveInt({"num_key_value_heads"}, m.num_heads);
   m.intermediate_size = c.requirePositiveInt({"intermediate_size"});
   m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
-  m.norm_eps = c.number({"rms_norm_eps"}, 1e-6);
+  m.norm_eps = normEpsilon(c, {"rms_norm_eps"}, 1e-6);
   m.rope = readRopeConfig(c);
   m.activation = c.string({"hidden_act"}, "silu");
   if (!ops::isKnownActivation(m.activation)) c.fail("unsupported hidden_act '" + m.activation + "'");
@@ -149,12 +149,12 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     s.weight(l + "mlp.down_proj.weight", {d, f});
   }
   norm("norm", d);
-  s.output("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
+  s.head("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
 }
 
 Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfig family_config, ShapeDefaults defaults) {
-  return defineArchitecture(
+  auto entry = defineArchitecture(
       std::move(names),
       [family_config, style](const io::JsonConfig& c) {
         ModelConfig m = parseConfig(c);
@@ -172,6 +172,8 @@ Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfi
         return std::make_unique<DecoderModel>(c, w, n, style);
       },
       std::move(defaults));
+  entry.unused_by_design = {"rotary_emb.inv_freq"};  // a buffer older checkpoints hold
+  return entry;
 }
 
 DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style)

@@ -78,7 +78,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
     s.norm(l + "final_layer_norm", d);
   }
   if (!m.post_norm) s.norm("decoder.final_layer_norm", d);
-  s.output("lm_head.weight", {m.vocab_size, e}, m.tie_word_embeddings);
+  s.head("lm_head.weight", {m.vocab_size, e}, m.tie_word_embeddings);
   return s.take();
 }
 

@@ -1,6 +1,7 @@
 #include "posgeom/model/load/weights.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
 
 #include <cstring>
 
@@ -36,13 +37,36 @@ at::Tensor tensorFromView(const io::TensorView& view) {
   return at::from_blob(data, view.shape, [owner = view.owner](void*) {}, at::TensorOptions().dtype(type));
 }
 
+namespace {
+
+const char* precisionName(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    case at::kDouble: return "float64";
+    default: return "float32";
+  }
+}
+
+// A stored value that is finite but not in the compute precision (an F64 1e300 in float32)
+// is no NaN in the file: say that it overflows.
+InputError nonFiniteWeight(const io::Checkpoint& checkpoint, const ResolvedTensor& t, const Numerics& numerics) {
+  const auto file = checkpoint.fileOf(t.stored_name);
+  const auto stored = tensorFromView(*t.view);
+  if (!at::isfinite(stored).all().item<bool>()) return InputError(file, "tensor '" + t.stored_name + "' holds NaN or Inf");
+  return InputError(file, "tensor '" + t.stored_name + "' holds " + log::number("%g", stored.abs().max().item<double>()) +
+                              ", beyond the range of " + precisionName(numerics.rounding) +
+                              ", the precision the model is computed in (--dtype)");
+}
+
+}  // namespace
+
 Weights::Weights(const io::Checkpoint& checkpoint, const Architecture& arch, const ModelConfig& config,
                  const Numerics& numerics) {
   for (const auto& t : resolveTensors(checkpoint, arch, config)) {
     auto tensor = numerics.fit(tensorFromView(*t.view)).contiguous();
     // A NaN in the weights would surface layers later as NaN statistics; name it here.
-    if (!at::isfinite(tensor).all().item<bool>())
-      throw InputError(checkpoint.fileOf(t.stored_name), "tensor '" + t.stored_name + "' holds NaN or Inf");
+    if (!at::isfinite(tensor).all().item<bool>()) throw nonFiniteWeight(checkpoint, t, numerics);
     tensors_.emplace(t.spec.name, std::move(tensor));
   }
 }

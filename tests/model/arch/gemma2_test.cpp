@@ -1,4 +1,5 @@
 #include <cmath>
+#include <tuple>
 
 #include "golden.h"
 #include "posgeom/base/error.h"
@@ -41,6 +42,23 @@ TEST(Gemma2, UnknownLayerTypesAreRefusedByName) {
     FAIL() << "an unknown layer type must be refused";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("chunked_attention"), std::string::npos) << e.what();
+  }
+}
+
+// Each would make the forward non-finite (0: logits times 1/sqrt(0); 1e-320: tanh(x / cap)
+// with 1 / cap past float32) or wrong (-20: transformers cannot build it): refused by key.
+TEST(Gemma2, ScaleAndCapsThatBreakTheForwardAreRefusedByKey) {
+  for (const auto& [key, value, expected] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"query_pre_attn_scalar", 0, "query_pre_attn_scalar must be a positive number (got 0)"},
+           {"query_pre_attn_scalar", -20, "query_pre_attn_scalar must be a positive number (got -20)"},
+           {"attn_logit_softcapping", 1e-320, "attn_logit_softcapping is 1e-320, below float32's smallest normal"},
+           {"final_logit_softcapping", 0, "final_logit_softcapping must be positive or null (got 0)"}}) {
+    try {
+      gemma2Config([key = key, value = value](nlohmann::json& j) { j[key] = value; });
+      ADD_FAILURE() << key << " " << value;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("config.json: " + expected), std::string::npos) << e.what();
+    }
   }
 }
 

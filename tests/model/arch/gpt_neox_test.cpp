@@ -45,5 +45,21 @@ TEST(GptNeoX, AnOddRotaryWidthIsRefused) {
   }
 }
 
+// theta 0 was refused under rope_parameters but not as Pythia's rotary_emb_base, and made
+// every hidden state after the embedding NaN.
+TEST(GptNeoX, ALegacyRotaryBaseOfZeroIsRefusedByKey) {
+  try {
+    neoxConfig([](nlohmann::json& c) {
+      c.erase("rope_parameters");
+      c["rotary_pct"] = 0.25;
+      c["rotary_emb_base"] = 0;
+    });
+    FAIL() << "rotary_emb_base 0 must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: rotary_emb_base must be a positive number (got 0)"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.h"
+#include "posgeom/base/error.h"
 #include "posgeom/model/load/loader.h"
 #include "test_support.h"
 
@@ -24,6 +25,17 @@ TEST(Mistral, EveryLayerGetsTheSlidingWindowUnlessItIsNull) {
   const auto full = mistralConfig(nullptr);
   EXPECT_EQ(full.attentionWindow(0), 0);
   EXPECT_EQ(full.attentionWindow(1), 0);
+}
+
+// 10^30 is a positive integer: what is wrong with it is its size.
+TEST(Mistral, AHugeSlidingWindowIsSaidToBeTooLarge) {
+  try {
+    mistralConfig(1e30);
+    FAIL() << "a window of 10^30 must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: key 'sliding_window' is 1e+30, too large"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

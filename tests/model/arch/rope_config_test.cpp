@@ -28,13 +28,23 @@ TEST(RopeConfig, ReadsBothFormats) {
   const auto plain = ropeOf(R"({"rope_scaling": null})");
   EXPECT_EQ(plain.type, "default");
   EXPECT_EQ(plain.theta, 10000.0);
+  // A stale top-level rope_theta beside rope_parameters is not the one in use.
+  EXPECT_EQ(ropeOf(R"({"rope_theta": 0, "rope_parameters": {"rope_theta": 500.0, "rope_type": "default"}})").theta, 500.0);
 }
 
 TEST(RopeConfig, RefusesWhatItDoesNotReadByName) {
   for (const auto& [json, message] : std::vector<std::pair<std::string, std::string>>{
            {R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}})", "RoPE of type 'yarn'"},
            {R"({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "dynamic"}})", "rope_parameters.factor must be a positive number"},
-           {R"({"rope_theta": -1})", "rope_theta must be positive"}}) {
+           {R"({"rope_theta": -1})", "rope_theta must be a positive number"},
+           {R"({"rope_theta": 0})", "rope_theta must be a positive number"},
+           // Positive, but its inverse powers overflow float32: NaN rotations.
+           {R"({"rope_theta": 1e-320})", "rope_theta is 1e-320, below float32's smallest normal"},
+           {R"({"rope_parameters": {"rope_theta": 1e-320, "rope_type": "default"}})", "rope_parameters.rope_theta is"},
+           {R"({"rope_scaling": {"type": "linear", "factor": 1e-300}})", "rope_scaling.factor is 1e-300, below"},
+           // transformers fails on a scaling without a type; the factor was dropped silently.
+           {R"({"rope_scaling": {"factor": 2.0}})", "rope_scaling gives a factor but no rope_type"},
+           {R"({"rope_parameters": {"rope_theta": 10000.0, "factor": 2.0}})", "rope_parameters gives a factor but no rope_type"}}) {
     try {
       ropeOf(json);
       ADD_FAILURE() << json;

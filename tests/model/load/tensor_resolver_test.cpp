@@ -1,5 +1,11 @@
 #include "posgeom/model/load/tensor_resolver.h"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+
 #include "posgeom/base/error.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "test_support.h"
@@ -54,6 +60,119 @@ TEST_F(ResolverOnGpt2, IntegerTensorWhereWeightsBelongIsRejected) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("'ln_f.bias' is I64"), std::string::npos) << e.what();
   }
+}
+
+// What resolving a model gave: the canonical names loaded and the warnings logged.
+struct Resolved {
+  std::vector<std::string> names;
+  std::string log;
+};
+
+// Rewrites a model's model.safetensors with its tensors and those `add` writes.
+void addTensors(const std::filesystem::path& model_dir,
+                const std::function<void(io::SafetensorsWriter&, const io::SafetensorsFile&)>& add) {
+  const auto path = model_dir / "model.safetensors";
+  {
+    const auto src = io::SafetensorsFile::open(path);
+    io::SafetensorsWriter w;
+    for (const auto& [name, v] : src.tensors()) w.add(name, v.dtype, v.shape, v.data, v.nbytes);
+    add(w, src);
+    w.write(model_dir / "rewritten.safetensors");
+  }
+  std::filesystem::rename(model_dir / "rewritten.safetensors", path);
+}
+
+Resolved resolveDir(const std::filesystem::path& model_dir) {
+  const auto config = model::loadModelConfig(model_dir);
+  std::ostringstream log;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  Resolved out;
+  try {
+    const auto checkpoint = io::Checkpoint::open(model_dir);
+    for (const auto& t : model::resolveTensors(checkpoint, model::architectureFor(config.model_type, ""), config))
+      out.names.push_back(t.spec.name);
+  } catch (...) {
+    spdlog::set_default_logger(previous);
+    throw;
+  }
+  spdlog::set_default_logger(previous);
+  out.log = log.str();
+  return out;
+}
+
+// An edited copy of an hf fixture, `extra` tensors added to its model.safetensors, resolved.
+Resolved resolveEdited(const std::filesystem::path& dir, const std::string& fixture,
+                       const std::function<void(nlohmann::json&)>& edit, const std::vector<std::string>& extra = {}) {
+  const auto model_dir = editedHfFixture(dir, fixture, edit);
+  if (!extra.empty())
+    addTensors(model_dir, [&](io::SafetensorsWriter& w, const io::SafetensorsFile&) {
+      for (const auto& name : extra) w.addF32(name, {2}, {1.0F, 2.0F});
+    });
+  return resolveDir(model_dir);
+}
+
+std::string resolveError(const std::string& fixture, const std::function<void(nlohmann::json&)>& edit) {
+  ScratchDir s;
+  try {
+    resolveEdited(s.path(), fixture, edit);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A config that counts fewer layers than the checkpoint holds analyses a smaller model than
+// the one stored: refused, under the family's own key for the count.
+TEST(TensorResolver, LayersPastTheConfigsCountAreRefused) {
+  auto msg = resolveError("hf-llama", [](nlohmann::json& c) { c["num_hidden_layers"] = 1; });
+  EXPECT_NE(msg.find("config.json: num_hidden_layers is 1 but model.safetensors holds layers 0..1"), std::string::npos)
+      << msg;
+  msg = resolveError("hf-gpt2", [](nlohmann::json& c) { c["n_layer"] = 1; });
+  EXPECT_NE(msg.find("config.json: n_layer is 1 but model.safetensors holds layers 0..1"), std::string::npos) << msg;
+}
+
+// transformers warns about stored tensors its model does not use and goes on; so does this
+// (one line: the count and the first names). Buffers it ignores without a word stay quiet.
+TEST(TensorResolver, UnusedTensorsAreWarnedAboutOnce) {
+  ScratchDir s;
+  const auto r = resolveEdited(s.path(), "hf-llama", [](nlohmann::json&) {},
+                               {"model.extra.weight", "score.weight", "model.layers.0.self_attn.rotary_emb.inv_freq"});
+  EXPECT_NE(r.log.find("model.safetensors: 2 tensors are not used by the Llama model and left out, as transformers "
+                       "does: model.extra.weight, score.weight"),
+            std::string::npos)
+      << r.log;
+  EXPECT_EQ(r.log.find("inv_freq"), std::string::npos) << r.log;
+  ScratchDir quiet;
+  EXPECT_EQ(resolveEdited(quiet.path(), "hf-gpt2", [](nlohmann::json&) {}, {"transformer.h.1.attn.bias"}).log, "");
+  ScratchDir plain;
+  EXPECT_EQ(resolveEdited(plain.path(), "hf-bert", [](nlohmann::json&) {}).log, "");  // its pooler: not computed here
+}
+
+// tie_word_embeddings true with a stored lm_head.weight: transformers ties the head to the
+// embedding over what the file holds. The stored head is not loaded, and a warning says so.
+TEST(TensorResolver, ATiedHeadIsTheEmbeddingEvenWhenOneIsStored) {
+  ScratchDir s;
+  const auto r = resolveEdited(s.path(), "hf-llama", [](nlohmann::json& c) { c["tie_word_embeddings"] = true; });
+  for (const auto& name : r.names) EXPECT_NE(name, "lm_head.weight");
+  EXPECT_NE(r.log.find("'lm_head.weight' is not used: tie_word_embeddings is true"), std::string::npos) << r.log;
+  ScratchDir untied;
+  const auto names = resolveEdited(untied.path(), "hf-llama", [](nlohmann::json&) {}).names;
+  EXPECT_NE(std::find(names.begin(), names.end(), "lm_head.weight"), names.end());
+}
+
+// A checkpoint that stores its tied head as a copy of the embedding loses nothing: no warning,
+// and no "not used" line for it either.
+TEST(TensorResolver, AStoredCopyOfTheTiedEmbeddingIsQuiet) {
+  ScratchDir s;
+  const auto dir = editedHfFixture(s.path(), "hf-gpt2", [](nlohmann::json&) {});
+  addTensors(dir, [](io::SafetensorsWriter& w, const io::SafetensorsFile& src) {
+    const auto& wte = src.get("transformer.wte.weight");
+    w.add("lm_head.weight", wte.dtype, wte.shape, wte.data, wte.nbytes);
+  });
+  const auto r = resolveDir(dir);
+  EXPECT_EQ(r.log, "");
+  EXPECT_EQ(std::find(r.names.begin(), r.names.end(), "lm_head.weight"), r.names.end());
 }
 
 }  // namespace

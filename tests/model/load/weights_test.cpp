@@ -77,5 +77,36 @@ TEST(Weights, NanOrInfInAWeightIsNamed) {
   }
 }
 
+// An F64 1e300 is finite in the file but not in float32: the message says it overflows the
+// compute precision, not that the file holds NaN or Inf.
+TEST(Weights, AFiniteValueBeyondTheComputePrecisionIsNamedAsSuch) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 1;
+  spec.hidden_size = 16;
+  spec.heads = 2;
+  spec.vocab_size = 20;
+  spec.max_positions = 8;
+  model::writeRandomCheckpoint(spec, s / "m");
+  const auto file = io::SafetensorsFile::open(s / "m/model.safetensors");
+  io::SafetensorsWriter writer;
+  for (const auto& [name, view] : file.tensors()) {
+    auto t = model::tensorFromView(view).to(at::kDouble).contiguous().clone();
+    if (name == "h.0.mlp.c_fc.weight") t[3][5] = -1e300;
+    writer.add(name, io::DType::kF64, t.sizes().vec(), t.data_ptr<double>(), static_cast<std::size_t>(t.numel()) * sizeof(double));
+  }
+  writer.write(s / "m/model.safetensors");
+  const auto config = model::loadModelConfig(s / "m");
+  const auto& arch = model::architectureFor("gpt2", "");
+  try {
+    model::Weights(io::Checkpoint::open(s / "m"), arch, config, model::Numerics::parse("float32", "cpu"));
+    FAIL() << "a weight beyond float32 must be refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (s / "m/model.safetensors").string() +
+                                         ": tensor 'h.0.mlp.c_fc.weight' holds 1e+300, beyond the range of float32, the "
+                                         "precision the model is computed in (--dtype)");
+  }
+}
+
 }  // namespace
 }  // namespace posgeom::testing
