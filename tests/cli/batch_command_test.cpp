@@ -46,9 +46,32 @@ TEST(BatchCommand, ExitCodeSaysWhetherEveryRunRan) {
   writeFile(s / "typo.toml", head + "[models.llama]\nmodel = \"" + model + "\"\nseq-lenn = 3\n");
   const auto typo = runPosgeom({"batch", (s / "typo.toml").string(), "--out", (s / "typo").string()});
   EXPECT_EQ(typo.exit_code, 2);
-  EXPECT_NE(typo.err.find((s / "typo.toml").string() + ": run llama-random: "), std::string::npos) << typo.err;
-  EXPECT_NE(typo.err.find("seq-lenn"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find((s / "typo.toml").string() + ": [models.llama].seq-lenn: is not an analyze option (did you mean seq-len?)"),
+            std::string::npos)
+      << typo.err;
   EXPECT_FALSE(std::filesystem::exists(s / "typo/llama-random"));  // nothing ran
+}
+
+// Probe 3, case 214: run again after [analyze] seq-len changed, the old report (seq_len 64)
+// was "kept" and tabled with exit 0. Now it runs again, and the log says why.
+TEST(BatchCommand, ARunWhoseOptionsChangedRunsAgain) {
+  ScratchDir s;
+  const std::string model = (std::filesystem::path(POSGEOM_SOURCE_DIR) / "models/default").string();
+  auto sweep = [&](const std::string& seq_len) {
+    writeFile(s / "keep.toml", "[analyze]\nseq-len = " + seq_len + "\nnum-seqs = 4\nscreenot-k = 2\n[models.m]\nmodel = \"" + model +
+                                   "\"\n[corpora.c]\ncorpus = \"random\"\n");
+    return runPosgeom({"batch", (s / "keep.toml").string(), "--out", (s / "keep").string()});
+  };
+  ASSERT_EQ(sweep("16").exit_code, 0);
+  const auto again = sweep("8");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("1 of 1 runs have a report: "), std::string::npos) << again.out;  // none kept
+  EXPECT_NE(again.err.find("m-c: runs again: the report in " + (s / "keep/m-c").string() +
+                           " is not this run's: it was made with other options: seq-len (then \"16\", now \"8\")"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(io::readJsonFile(s / "keep/m-c/summary.json")["seq_len"], 8);
+  EXPECT_EQ(io::readJsonFile(s / "keep/sweep.json")["runs"][0]["status"], "ok");
 }
 
 // Under a distributed launch each run runs over all ranks and rank 0 alone writes: the
