@@ -1,6 +1,7 @@
 #include "posgeom/base/process_memory.h"
 
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <fstream>
 #include <optional>
@@ -29,8 +30,22 @@ std::optional<int64_t> memAvailable() {
   return std::nullopt;
 }
 
-}  // namespace
+// A /proc/self/status field in bytes (kB there), or 0.
+int64_t statusBytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == field) {
+      int64_t kib = 0;
+      status >> kib;
+      return kib * 1024;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  return 0;
+}
 
+}  // namespace
 
 std::optional<int64_t> availableHostMemory() {
   auto available = memAvailable();
@@ -40,22 +55,17 @@ std::optional<int64_t> availableHostMemory() {
     const int64_t room = *limit - *used;
     if (!available || room < *available) available = room;
   }
+  // Under `ulimit -v` the address space left is the limit: a size check that ignored it
+  // let an allocation fail as an internal error instead of refusing up front.
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    const int64_t room = static_cast<int64_t>(as.rlim_cur) - statusBytes("VmSize:");
+    if (!available || room < *available) available = room;
+  }
   return available;
 }
 
-int64_t peakResidentBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      int64_t kib = 0;
-      status >> kib;
-      return kib * 1024;
-    }
-    status.ignore(1 << 16, '\n');
-  }
-  return 0;
-}
+int64_t peakResidentBytes() { return statusBytes("VmHWM:"); }
 
 void releaseFreeMemory() {
 #if defined(__GLIBC__)

@@ -1,8 +1,11 @@
 #include "posgeom/base/process_memory.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "test_support.h"
 
@@ -14,6 +17,39 @@ TEST(ProcessMemory, TheMachineHasMemoryLeftAndNotMoreThanItHas) {
   ASSERT_TRUE(available.has_value());
   EXPECT_GT(*available, int64_t{16} << 20);
   EXPECT_LT(*available, int64_t{1} << 50);
+}
+
+// This process's address space (VmSize), in bytes.
+int64_t addressSpaceBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string key; status >> key;) {
+    if (key == "VmSize:") {
+      int64_t kib = 0;
+      status >> kib;
+      return kib * 1024;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  return 0;
+}
+
+TEST(ProcessMemory, AnAddressSpaceLimitBoundsWhatIsLeft) {
+  // `ulimit -v`: what is left is the limit less the address space already mapped, however
+  // much the machine has (a train or forward size check used to miss it).
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &saved), 0);
+  const int64_t room = int64_t{256} << 20;
+  rlimit limited = saved;
+  limited.rlim_cur = static_cast<rlim_t>(addressSpaceBytes() + room);
+  if (saved.rlim_max != RLIM_INFINITY) {
+    ASSERT_LE(limited.rlim_cur, saved.rlim_max);
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
+  const auto available = availableHostMemory();
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
+  ASSERT_TRUE(available.has_value());
+  EXPECT_LE(*available, room);
+  EXPECT_GT(*available, room - (int64_t{64} << 20));  // the reading itself maps little
 }
 
 TEST(ProcessMemory, PeakGrowsWithTouchedMemoryAndResets) {

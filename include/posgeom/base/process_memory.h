@@ -7,7 +7,8 @@
 namespace posgeom {
 
 // Bytes the machine can still give this process: MemAvailable, or the container's
-// (cgroup's) room where that is less; nullopt where neither can be read.
+// (cgroup's) room, or the address space left under `ulimit -v`, whichever is least;
+// nullopt where none can be read.
 std::optional<int64_t> availableHostMemory();
 // The peak resident set size so far (VmHWM), in bytes; 0 where it cannot be read.
 int64_t peakResidentBytes();
