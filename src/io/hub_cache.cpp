@@ -17,29 +17,6 @@ fs::path hubCacheRoot(const EnvLookup& env) {
   return fs::path(home ? *home : ".") / ".cache" / "huggingface" / "hub";
 }
 
-namespace {
-std::string repoFolderName(const std::string& name) {
-  std::string folder = "models--";
-  for (char c : name) folder += (c == '/') ? std::string("--") : std::string(1, c);
-  return folder;
-}
-
-std::optional<fs::path> newestSnapshot(const fs::path& snapshots) {
-  std::optional<fs::path> best;
-  fs::file_time_type best_time{};
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(snapshots, ec)) {
-    if (!entry.is_directory()) continue;
-    const auto t = entry.last_write_time(ec);
-    if (!best || t > best_time) {
-      best = entry.path();
-      best_time = t;
-    }
-  }
-  return best;
-}
-}  // namespace
-
 std::string snapshotCommit(const fs::path& dir) {
   auto clean = dir.lexically_normal();
   if (!clean.has_filename()) clean = clean.parent_path();  // a trailing slash
@@ -48,30 +25,134 @@ std::string snapshotCommit(const fs::path& dir) {
 
 namespace {
 
+// Everything in the cache is read as untrusted: a refs file holds a commit hash (40 hex
+// digits from huggingface_hub; tests and hand-made caches use shorter ones), nothing else.
+constexpr std::size_t kRefBytesRead = 256;
+constexpr std::size_t kQuotedChars = 48;
+constexpr std::size_t kListed = 6;
+
+std::string repoFolderName(const std::string& name) {
+  std::string folder = "models--";
+  for (char c : name) folder += (c == '/') ? std::string("--") : std::string(1, c);
+  return folder;
+}
+
+bool isCommitHash(const std::string& s) {
+  return !s.empty() && s.size() <= 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// Untrusted text for a one-line message: its start, control bytes as '?'.
+std::string printable(const std::string& s) {
+  std::string p;
+  for (char c : s.substr(0, kQuotedChars)) p += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  return s.size() > kQuotedChars ? p + "..." : p;
+}
+std::string inQuotes(const std::string& s) { return "'" + printable(s) + "'"; }
+
+std::string listed(std::vector<std::string> names) {
+  if (names.empty()) return "none";
+  std::sort(names.begin(), names.end());
+  std::string s;
+  for (std::size_t i = 0; i < names.size() && i < kListed; ++i) s += (i ? ", " : "") + printable(names[i]);
+  if (names.size() > kListed) s += " and " + std::to_string(names.size() - kListed) + " more";
+  return s;
+}
+
+std::vector<std::string> snapshotNames(const fs::path& repo) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(repo / "snapshots", ec))
+    if (entry.is_directory(ec)) names.push_back(entry.path().filename().string());
+  return names;
+}
+
+std::string refNames(const fs::path& repo) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(repo / "refs", ec))
+    if (entry.is_regular_file(ec)) names.push_back(fs::relative(entry.path(), repo / "refs").string());
+  return listed(names);
+}
+
+bool present(const fs::path& p) {
+  std::error_code ec;
+  return fs::symlink_status(p, ec).type() != fs::file_type::not_found;
+}
+
+std::string downloadAgain(const std::string& name, const std::string& revision) {
+  return "download it again, e.g. `huggingface-cli download " + name + (revision.empty() ? "" : " --revision " + revision) + "`";
+}
+
+// The commit a refs file names: read at most kRefBytesRead bytes, never followed as a path.
+std::string readRef(const fs::path& file) {
+  std::error_code ec;
+  const auto status = fs::status(file, ec);
+  if (status.type() == fs::file_type::not_found) throw InputError(file.string(), "is a link to a missing file, not a commit hash");
+  if (status.type() == fs::file_type::directory) throw InputError(file.string(), "is a directory, not a file holding a commit hash");
+  if (status.type() != fs::file_type::regular) throw InputError(file.string(), "is not a regular file holding a commit hash");
+  std::ifstream in(file, std::ios::binary);
+  std::string text(kRefBytesRead + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad() || (!in && !in.eof())) throw InputError(file.string(), "cannot be read");
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kRefBytesRead)
+    throw InputError(file.string(), "holds " + std::to_string(fs::file_size(file, ec)) + " bytes, not a commit hash (40 hex digits)");
+  const auto last = text.find_last_not_of(" \t\r\n");
+  text.erase(last == std::string::npos ? 0 : last + 1);  // a trailing newline, as an editor leaves it
+  if (text.empty()) throw InputError(file.string(), "is empty: it should hold the commit hash of the snapshot to load");
+  if (!isCommitHash(text)) throw InputError(file.string(), "holds " + inQuotes(text) + ", not a commit hash (40 hex digits)");
+  return text;
+}
+
+// The snapshot of the commit a refs file names; never another one.
+fs::path snapshotOfRef(const fs::path& repo, const std::string& ref, const std::string& name) {
+  const fs::path file = repo / "refs" / ref;
+  const auto commit = readRef(file);
+  if (!fs::is_directory(repo / "snapshots" / commit))
+    throw InputError(file.string(), "names commit " + commit + ", which has no snapshot in " + (repo / "snapshots").string() +
+                                        " (snapshots there: " + listed(snapshotNames(repo)) + "); " + downloadAgain(name, ref));
+  return repo / "snapshots" / commit;
+}
+
 // `revision` of the cached repo: a ref (branch, tag), a snapshot's commit or its unique prefix.
 fs::path snapshotAt(const fs::path& repo, const std::string& name, const std::string& revision) {
-  std::ifstream ref(repo / "refs" / revision);
-  std::string commit;
-  if (revision.find("..") == std::string::npos && ref && std::getline(ref, commit) && !commit.empty() &&
-      fs::is_directory(repo / "snapshots" / commit))
-    return repo / "snapshots" / commit;
+  const bool plain = revision.find("..") == std::string::npos && revision.front() != '/';
+  if (plain && present(repo / "refs" / revision)) return snapshotOfRef(repo, revision, name);
   std::vector<std::string> matches;
-  std::error_code ec;
   const bool hex = revision.size() >= 7 && std::all_of(revision.begin(), revision.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-  for (const auto& entry : fs::directory_iterator(repo / "snapshots", ec)) {
-    const auto snapshot = entry.path().filename().string();
+  for (const auto& snapshot : snapshotNames(repo))
     if (snapshot == revision || (hex && snapshot.rfind(revision, 0) == 0)) matches.push_back(snapshot);
-  }
   if (matches.size() == 1) return repo / "snapshots" / matches[0];
-  std::vector<std::string> names;
-  for (const auto& entry : fs::recursive_directory_iterator(repo / "refs", ec))
-    if (entry.is_regular_file()) names.push_back(fs::relative(entry.path(), repo / "refs").string());
-  std::sort(names.begin(), names.end());
-  std::string refs;
-  for (const auto& n : names) refs += (refs.empty() ? "" : ", ") + n;
-  throw InputError("--revision", "'" + revision + "' is " + (matches.size() > 1 ? "a prefix of several commits" : "not a branch, tag or commit") +
-                                     " of " + name + " in the Hugging Face cache (refs there: " + (refs.empty() ? "none" : refs) +
-                                     "); download it first, e.g. `huggingface-cli download " + name + " --revision " + revision + "`");
+  if (matches.size() > 1)
+    throw InputError("--revision", "'" + revision + "' is a prefix of " + std::to_string(matches.size()) + " commits of " + name +
+                                       " in the Hugging Face cache (" + listed(matches) + "): give more of its digits");
+  throw InputError("--revision", "'" + revision + "' is not a branch, tag or commit of " + name +
+                                     " in the Hugging Face cache (refs there: " + refNames(repo) + "); download it first, e.g. `huggingface-cli download " +
+                                     name + " --revision " + revision + "`");
+}
+
+// Files posgeom reads: configs, tokenizers, weights. Other files of the repo do not matter.
+bool readByPosgeom(const fs::path& file) {
+  const auto ext = file.extension().string();
+  return ext == ".json" || ext == ".safetensors" || ext == ".txt" || ext == ".model";
+}
+
+// A snapshot's files are links to blobs; an interrupted or pruned download leaves a link to
+// no blob (or to a blob still named *.incomplete). Said as such, not as a missing file.
+void refuseMissingBlobs(const fs::path& snapshot, const std::string& name) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(snapshot, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const auto& file = it->path();
+    if (!it->is_symlink(ec) || fs::exists(file, ec) || !readByPosgeom(file)) continue;
+    auto blob = fs::read_symlink(file, ec);
+    if (blob.is_relative()) blob = (file.parent_path() / blob).lexically_normal();
+    const bool partial = fs::exists(blob.string() + ".incomplete", ec);
+    throw InputError(file.string(), "is a link to a missing blob " + blob.string() +
+                                        (partial ? " (an interrupted download: its .incomplete file is there); "
+                                                 : " (an interrupted download?); ") +
+                                        downloadAgain(name, snapshotCommit(snapshot)));
+  }
 }
 
 }  // namespace
@@ -91,13 +172,17 @@ fs::path resolveModelDir(const std::string& name, const EnvLookup& env, const st
     throw InputError(name, "model directory does not exist");
   if (!fs::is_directory(repo / "snapshots"))
     throw InputError(name, "not a directory, and not in the Hugging Face cache (looked in " + repo.string() + ")" + how);
-  if (!revision.empty()) return snapshotAt(repo, name, revision);
-  std::ifstream ref(repo / "refs" / "main");
-  std::string rev;
-  if (ref && std::getline(ref, rev) && !rev.empty() && fs::is_directory(repo / "snapshots" / rev))
-    return repo / "snapshots" / rev;
-  if (auto snap = newestSnapshot(repo / "snapshots")) return *snap;
-  throw InputError(name, "the Hugging Face cache has no snapshot in " + (repo / "snapshots").string() + how);
+  const auto snapshots = snapshotNames(repo);
+  if (snapshots.empty()) throw InputError(name, "the Hugging Face cache has no snapshot in " + (repo / "snapshots").string() + how);
+  // No revision: refs/main, as huggingface_hub reads it offline. Without it the cache does
+  // not say which snapshot is main's, and huggingface_hub refuses; so does posgeom.
+  if (revision.empty() && !present(repo / "refs" / "main"))
+    throw InputError((repo / "refs" / "main").string(),
+                     "is missing, so which snapshot is branch main is unknown (snapshots there: " + listed(snapshots) +
+                         "): give --revision with one of them, or " + downloadAgain(name, ""));
+  const fs::path snapshot = revision.empty() ? snapshotOfRef(repo, "main", name) : snapshotAt(repo, name, revision);
+  refuseMissingBlobs(snapshot, name);
+  return snapshot;
 }
 
 }  // namespace posgeom::io

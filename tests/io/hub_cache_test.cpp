@@ -1,5 +1,6 @@
 #include "posgeom/io/hub_cache.h"
 
+#include <chrono>
 #include <map>
 
 #include "posgeom/base/error.h"
@@ -52,7 +53,7 @@ TEST(HubCache, RevisionsAreRefsCommitsOrUniquePrefixes) {
   EXPECT_EQ(io::snapshotCommit(io::resolveModelDir(name, env, "step143000")), step_commit);
   EXPECT_EQ(io::snapshotCommit(io::resolveModelDir(name, env)), main_commit);
   EXPECT_EQ(io::snapshotCommit(s.path()), "");
-  for (const std::string bad : {"step1", "2222222", "../refs/main"}) {
+  for (const std::string bad : {"step1", "222222", "../refs/main", "/etc"}) {
     try {
       io::resolveModelDir(name, env, bad);
       ADD_FAILURE() << bad << " must be refused";
@@ -70,11 +71,143 @@ TEST(HubCache, RevisionsAreRefsCommitsOrUniquePrefixes) {
   }
 }
 
-TEST(HubCache, FallsBackToTheOnlySnapshot) {
+// The InputError of resolving `name` (at `revision`), or a failure if it resolves.
+std::string refusal(const std::string& name, const io::EnvLookup& env, const std::string& revision = "") {
+  try {
+    const auto dir = io::resolveModelDir(name, env, revision);
+    ADD_FAILURE() << "resolved to " << dir;
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kCommitA(40, 'a'), kCommitB(40, 'b'), kCommitC(40, 'c');
+
+// Two snapshots, B touched last: a resolver that falls back to the newest snapshot loads B.
+fs::path twoSnapshots(const fs::path& root) {
+  const auto repo = root / "models--org--m";
+  fs::create_directories(repo / "snapshots" / kCommitA);
+  fs::create_directories(repo / "snapshots" / kCommitB);
+  fs::create_directories(repo / "refs");
+  fs::last_write_time(repo / "snapshots" / kCommitB, fs::last_write_time(repo / "snapshots" / kCommitA) + std::chrono::hours(1));
+  return repo;
+}
+
+// huggingface_hub reads refs/main as a commit and loads that snapshot, or refuses offline;
+// a missing, empty, garbage or directory ref, or a commit without a snapshot, never falls
+// back to the newest snapshot (another commit, maybe another model). Each refusal names
+// the refs file and what is wrong with it.
+TEST(HubCache, ABadRefIsRefusedNeverReplacedByTheNewestSnapshot) {
   ScratchDir s;
-  fs::create_directories(s / "hub" / "models--gpt2" / "snapshots" / "r1");
-  const auto dir = io::resolveModelDir("gpt2", fakeEnv({{"HF_HOME", s.path().string()}}));
-  EXPECT_EQ(dir, s / "hub" / "models--gpt2" / "snapshots" / "r1");
+  const auto repo = twoSnapshots(s.path());
+  const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+  const std::string main_ref = (repo / "refs" / "main").string();
+  auto refused = [&](const std::string& says) {
+    const auto what = refusal("org/m", env);
+    EXPECT_EQ(what.rfind(main_ref + ": ", 0), 0u) << what;
+    EXPECT_NE(what.find(says), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  };
+  refused("is missing, so which snapshot is branch main is unknown (snapshots there: " + kCommitA + ", " + kCommitB + ")");
+  writeFile(repo / "refs" / "main", kCommitC);
+  refused("names commit " + kCommitC + ", which has no snapshot");
+  writeFile(repo / "refs" / "main", "");
+  refused("is empty");
+  writeFile(repo / "refs" / "main", std::string("\x01\xff garbage\n", 11));
+  refused("holds '?? garbage', not a commit hash");
+  fs::remove(repo / "refs" / "main");
+  fs::create_directories(repo / "refs" / "main");
+  refused("is a directory");
+  fs::remove(repo / "refs" / "main");
+  writeFile(repo / "refs" / "main", kCommitA + "\n");  // an editor's trailing newline is fine
+  EXPECT_EQ(io::snapshotCommit(io::resolveModelDir("org/m", env)), kCommitA);
+}
+
+// A path in a refs file, absolute or climbing out with ../, is not followed: it is not a commit.
+TEST(HubCache, APathInARefIsNotFollowed) {
+  ScratchDir s;
+  const auto repo = twoSnapshots(s / "hub");
+  fs::create_directories(s / "elsewhere");
+  const auto env = fakeEnv({{"HF_HUB_CACHE", (s / "hub").string()}});
+  for (const std::string& path : {(s / "elsewhere").string(), std::string("../../../elsewhere")}) {
+    writeFile(repo / "refs" / "main", path);
+    const auto what = refusal("org/m", env);
+    EXPECT_EQ(what.rfind((repo / "refs" / "main").string() + ": holds '", 0), 0u) << what;
+    EXPECT_NE(what.find("not a commit hash"), std::string::npos) << what;
+  }
+  writeFile(repo / "refs" / "dev", "../../../elsewhere");  // a branch's ref too
+  EXPECT_NE(refusal("org/m", env, "dev").find("refs/dev: holds '../../../elsewhere', not a commit hash"), std::string::npos);
+}
+
+// A huge refs file is not read whole, nor echoed into the one-line error.
+TEST(HubCache, AHugeRefIsNotReadWhole) {
+  ScratchDir s;
+  const auto repo = twoSnapshots(s.path());
+  writeFile(repo / "refs" / "main", std::string(1 << 20, 'a'));
+  const auto what = refusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}));
+  EXPECT_NE(what.find("holds 1048576 bytes, not a commit hash"), std::string::npos) << what;
+  EXPECT_LT(what.size(), 400u);
+}
+
+// Every path that resolves is a snapshot directory, so the summary can record its commit.
+TEST(HubCache, EveryResolvedSnapshotHasItsCommit) {
+  ScratchDir s;
+  const auto repo = twoSnapshots(s.path());
+  writeFile(repo / "refs" / "main", kCommitB);
+  writeFile(repo / "refs" / "v1", kCommitA);
+  const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+  EXPECT_EQ(io::snapshotCommit(io::resolveModelDir("org/m", env)), kCommitB);
+  for (const std::string& revision : {std::string("v1"), kCommitA, kCommitA.substr(0, 9)})
+    EXPECT_EQ(io::snapshotCommit(io::resolveModelDir("org/m", env, revision)), kCommitA) << revision;
+}
+
+// A prefix of several commits lists them and asks for more digits (not "download it").
+TEST(HubCache, AnAmbiguousPrefixListsTheCommits) {
+  ScratchDir s;
+  const auto repo = twoSnapshots(s.path());
+  const std::string a2 = std::string(8, 'a') + std::string(32, '1');
+  fs::create_directories(repo / "snapshots" / a2);
+  const auto what = refusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}), "aaaaaaa");
+  EXPECT_NE(what.find("'aaaaaaa' is a prefix of 2 commits of org/m in the Hugging Face cache (" + a2 + ", " + kCommitA +
+                      "): give more of its digits"),
+            std::string::npos)
+      << what;
+}
+
+// A snapshot file whose blob is gone, or still *.incomplete, is an interrupted download,
+// said of that file (it used to be "no model weights found" or "missing config.json").
+TEST(HubCache, ALinkToAMissingBlobIsNamed) {
+  for (const bool incomplete : {false, true}) {
+    ScratchDir s;
+    const auto repo = twoSnapshots(s.path());
+    writeFile(repo / "refs" / "main", kCommitA);
+    const auto snapshot = repo / "snapshots" / kCommitA;
+    fs::create_directories(repo / "blobs");
+    writeFile(repo / "blobs" / "c0f", "{}");
+    fs::create_symlink("../../blobs/c0f", snapshot / "config.json");
+    fs::create_symlink("../../blobs/deadbeef", snapshot / "README.md");  // not read: no matter
+    const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+    EXPECT_EQ(io::resolveModelDir("org/m", env), snapshot);
+    if (incomplete) writeFile(repo / "blobs" / "5afe.incomplete", "partial");
+    fs::create_symlink("../../blobs/5afe", snapshot / "model.safetensors");
+    const auto what = refusal("org/m", env);
+    EXPECT_EQ(what.rfind((snapshot / "model.safetensors").string() + ": is a link to a missing blob " + (repo / "blobs" / "5afe").string() +
+                             (incomplete ? " (an interrupted download: its .incomplete file is there)" : " (an interrupted download?)"),
+                         0),
+              0u)
+        << what;
+  }
+}
+
+// With no refs/main, even one snapshot is not taken as main's: huggingface_hub refuses
+// offline too (it reads refs/main or takes a 40-digit commit as the revision).
+TEST(HubCache, TheOnlySnapshotWithoutARefNeedsARevision) {
+  ScratchDir s;
+  fs::create_directories(s / "hub" / "models--gpt2" / "snapshots" / kCommitA);
+  const auto env = fakeEnv({{"HF_HOME", s.path().string()}});
+  EXPECT_NE(refusal("gpt2", env).find("refs/main: is missing"), std::string::npos);
+  EXPECT_EQ(io::resolveModelDir("gpt2", env, kCommitA), s / "hub" / "models--gpt2" / "snapshots" / kCommitA);
 }
 
 TEST(HubCache, ADirectoryIsUsedAsIs) {

@@ -1,8 +1,17 @@
 #include "posgeom/runtime/rank_group.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "posgeom/base/error.h"
@@ -141,6 +150,165 @@ TEST(RankGroup, TheRendezvousServerGivingUpFirstIsNamed) {
   EXPECT_EQ(codes[1], kRankLostExitCode) << messages[1];
   EXPECT_EQ(messages[1].rfind("rank 0, which serves the rendezvous " + rendezvous + ", stopped answering while the ranks joined", 0), 0u)
       << messages[1];
+}
+
+// Another program on the rendezvous port: a listener that never accepts (the kernel's
+// listen queue completes the connection all the same), one that accepts and holds, or one
+// that answers every request with HTTP. Its sockets stay open until the test process ends,
+// so that no connection a rank gave up on is ever reset under it.
+class ForeignListener {
+ public:
+  enum class Mode { kNeverAccepts, kHolds, kAnswersHttp };
+  explicit ForeignListener(Mode mode) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 16) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      throw std::runtime_error("no listener");
+    port_ = ntohs(address.sin_port);
+    if (mode == Mode::kNeverAccepts) return;
+    std::thread([fd, mode] {
+      for (;;) {
+        const int client = ::accept(fd, nullptr, nullptr);
+        if (client < 0 || mode == Mode::kHolds) continue;
+        std::thread([client] {
+          char request[256];
+          static const char answer[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+          while (::recv(client, request, sizeof request, 0) > 0) ::send(client, answer, sizeof answer - 1, MSG_NOSIGNAL);
+        }).detach();
+      }
+    }).detach();
+  }
+  std::string rendezvous() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int port_ = 0;
+};
+
+// Rank 1 of 2, alone: what its rendezvous threw, and how long it took.
+struct Alone {
+  testing::RankOutcome outcome;
+  std::chrono::steady_clock::duration took;
+};
+Alone rankOneAlone(const std::string& rendezvous, std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  auto outcomes = runRankThreads(2, rendezvous, timeout, [](RankGroup&) {}, {0});
+  return {outcomes[1], std::chrono::steady_clock::now() - start};
+}
+
+// Another program on MASTER_PORT that never answers (probe3 170-173): the rank gives up
+// within the timeout and a margin, in one line with exit code 4; it used to wait for as
+// long as that program held the connection.
+TEST(RankGroup, AForeignProgramOnThePortIsGivenUpWithinTheTimeout) {
+  for (const auto mode : {ForeignListener::Mode::kNeverAccepts, ForeignListener::Mode::kHolds}) {
+    const ForeignListener foreign(mode);
+    const auto alone = rankOneAlone(foreign.rendezvous(), 2s);
+    EXPECT_LT(alone.took, 6s);
+    EXPECT_EQ(alone.outcome.exit_code, kRankLostExitCode) << alone.outcome.message;
+    EXPECT_EQ(alone.outcome.message, "rank 1: " + foreign.rendezvous() +
+                                         " did not answer as a rendezvous within 2 s (is another program on that port, or is rank 0 hung?)");
+  }
+}
+
+// A foreign program that closes its connections before the timeout: LibTorch 1.13's store
+// thread threw, uncaught, on the reset (probe3 170: abort, exit 134, in 3 of 6 tries). The
+// process ends with exit code 4 and a line naming the rendezvous, whichever thread sees the
+// reset first.
+TEST(RankGroupDeathTest, AForeignProgramClosingItsConnectionsEndsTheRankWithExitCode4) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+        ::listen(fd, 16);
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+        std::thread([fd] {
+          std::this_thread::sleep_for(1s);
+          ::close(fd);  // the connections waiting in its queue are reset
+        }).detach();
+        const auto alone = rankOneAlone("tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port)), 10s);
+        std::fprintf(stderr, "%s\n", alone.outcome.message.c_str());
+        std::exit(alone.outcome.exit_code);
+      },
+      ::testing::ExitedWithCode(kRankLostExitCode), "rendezvous tcp://127.0.0.1:[0-9]+");
+}
+
+// A program that answers, but in another protocol (probe3 175): not a count of ranks
+// ("3543824036068086856 ranks joined"), it is not a rendezvous at all. LibTorch 2.x checks
+// its first answer itself, and then cannot reach the rendezvous.
+TEST(RankGroup, AProgramThatAnswersGarbageIsNotARendezvous) {
+  const ForeignListener foreign(ForeignListener::Mode::kAnswersHttp);
+  const auto alone = rankOneAlone(foreign.rendezvous(), 5s);
+  const auto& message = alone.outcome.message;
+  EXPECT_LT(alone.took, 9s);
+  EXPECT_EQ(message.find("ranks joined"), std::string::npos) << message;
+  EXPECT_TRUE(message == foreign.rendezvous() + ": answers, but not as a posgeom (c10d) rendezvous: another program is on that port; give the run a free one" ||
+              message.rfind("rank 1 could not reach the rendezvous " + foreign.rendezvous(), 0) == 0)
+      << message;
+}
+
+// SIGTERM (or SIGINT) while a rank waits for the others at the rendezvous: one "stopped"
+// line and 128 + the signal, at once (it used to exit 143 in silence).
+TEST(RankGroup, ASignalEndsTheWaitForRanks) {
+  const std::string rendezvous = tcp();
+  std::string message;
+  int code = 0;
+  std::signal(SIGTERM, SIG_DFL);  // as in a fresh process (other tests' ranks are threads too)
+  const auto start = std::chrono::steady_clock::now();
+  std::thread rank0([&] {
+    try {
+      Launch launch;
+      launch.launcher = "test";
+      launch.world = 2;  // rank 1 never comes
+      launch.rendezvous = rendezvous;
+      RankGroup group(launch, 20s, DeviceSpec{});
+    } catch (const RunStopped& e) {
+      message = e.what();
+      code = e.exitCode();
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+  });
+  // Signalled once its handler is in (before it, SIGTERM would end the test process).
+  for (int i = 0; i < 500; ++i) {
+    struct sigaction now {};
+    ::sigaction(SIGTERM, nullptr, &now);
+    if (now.sa_handler != SIG_DFL) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  ::kill(::getpid(), SIGTERM);
+  rank0.join();
+  EXPECT_EQ(code, 128 + SIGTERM) << message;
+  EXPECT_EQ(message, "SIGTERM while waiting for ranks at " + rendezvous);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+// c10d's own warnings while a rank retries the connect (and glog's "Logging before
+// InitGoogleLogging()") used to come before posgeom's one line (probe3 169).
+TEST(RankGroup, C10dSaysNothingOfItsOwnOnStderr) {
+  testing::ScratchDir s;
+  const auto captured = s / "stderr";
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  std::FILE* file = std::fopen(captured.c_str(), "w");
+  ::dup2(::fileno(file), 2);
+  const auto alone = rankOneAlone(tcp(), 2s);  // nobody serves it: the connect is refused, and retried
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::fclose(file);
+  EXPECT_EQ(alone.outcome.exit_code, kRankLostExitCode) << alone.outcome.message;
+  std::ifstream in(captured);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "");
 }
 
 // A shared file system instead of a host and port.

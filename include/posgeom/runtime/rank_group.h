@@ -33,8 +33,10 @@ constexpr std::chrono::seconds kDefaultRankTimeout{600};
 
 class RankGroup {
  public:
-  // The rendezvous: every rank of the launch meets every other one within `timeout`
-  // (else RankFailed naming the ranks that did not come).
+  // The rendezvous: every rank of the launch meets every other one within `timeout`, else
+  // RankFailed naming the ranks that did not come, or (a margin later) the rendezvous that
+  // did not answer: another program on its port. InputError for one that answers in
+  // another protocol; RunStopped on SIGINT/SIGTERM while waiting.
   RankGroup(const Launch& launch, std::chrono::milliseconds timeout, const DeviceSpec& device);
   ~RankGroup();
   RankGroup(const RankGroup&) = delete;
