@@ -77,16 +77,21 @@ void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::stri
   finite_.clear();
 }
 
-void Accumulator::checkFinite() const {
-  if (finite_.empty()) return;
+std::optional<int64_t> Accumulator::firstNonFinite() const {
+  if (finite_.empty()) return std::nullopt;
   const auto flags = at::stack(finite_).to(at::kCPU);
-  if (flags.all().item<bool>()) return;
+  if (flags.all().item<bool>()) return std::nullopt;
   int64_t first = 0;
   while (flags[first].item<bool>()) ++first;
-  const auto window = batch_windows_.empty() ? int64_t{0} : batch_windows_.front();
-  throw InputError("hidden." + std::to_string(first),
-                   "NaN or Inf in the activations (first at this hidden state, in the batch from window " + std::to_string(window) +
-                       "); with --dtype float16 or bfloat16 try float32");
+  return first;
+}
+
+void Accumulator::checkFinite(const std::string& cause) const {
+  const auto first = firstNonFinite();
+  if (!first) return;
+  throw InputError("hidden." + std::to_string(*first),
+                   "NaN or Inf in the activations (first at this hidden state, in the batch from window " + std::to_string(batchStart()) +
+                       ")" + (cause.empty() ? "" : "; " + cause));
 }
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "posgeom/base/error.h"
+#include "posgeom/io/hub_cache.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/baseline_job.h"
 #include "posgeom/jobs/merge_job.h"
@@ -13,9 +14,11 @@ namespace posgeom::cli {
 namespace {
 
 void addReportOptions(CLI::App* sub, pass::ReportOptions& r) {
-  sub->add_option("--screenot-k", r.screenot_k, "ScreeNOT upper bound on the signal rank (>= 1; below half the window)")
+  sub->add_option("--screenot-k", r.screenot_k,
+                  "ScreeNOT upper bound on the signal rank (>= 1; below half the window; default 20, cut to fit shorter "
+                  "windows and narrower models)")
       ->check(atLeast(1))
-      ->capture_default_str();
+      ->each([&r](const std::string&) { r.screenot_k_given = true; });
   addTypedOption(sub, "--screenot-strategy", r.screenot_strategy, metrics::parseScreeNotStrategy, "0, w or i (default i)");
   sub->add_option("--lowfreq-k", r.lowfreq_k,
                   "size of the low-frequency DCT block, 1 .. the window's positions (default: 10, or all of a shorter window)")
@@ -162,8 +165,15 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
       ->check(atLeast(0))
       ->capture_default_str();
   msub->add_option("--model", merge->model, "the states' model, to analyse the heads of states made with --heads");
+  auto merge_revision = std::make_shared<std::string>();
+  msub->add_option("--revision", *merge_revision, "of --model's hub name: branch, tag or commit in the local cache (default main)");
   addReportOptions(msub, merge->report);
-  commands.push_back({msub, [merge] { jobs::runMergeJob(*merge); }});
+  commands.push_back({msub, [merge, merge_revision] {
+                        // The snapshot --revision names, found as analyze finds it; the job reads that directory.
+                        if (!merge->model.empty() && !merge_revision->empty())
+                          merge->model = io::resolveModelDir(merge->model, io::processEnv(), *merge_revision).string();
+                        jobs::runMergeJob(*merge);
+                      }});
 }
 
 }  // namespace posgeom::cli

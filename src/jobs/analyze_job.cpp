@@ -190,6 +190,7 @@ struct ModelAnalysis {
   anova::AnalysisState state;
   std::vector<heads::HeadReport> head_reports;
   ReportExtras extras;
+  pass::ReportOptions report;  // fitted to the window and width
 };
 
 // The ids of the windows whose attention inputs the state sampled (block 0's), read again
@@ -316,12 +317,15 @@ ModelAnalysis analyzeModel(const pass::AnalyzeOptions& o, const OutputDirectory*
   if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
   // On every rank alike (the count is of all ranks): a rank without windows is no error.
   if (hooks.allWindows() == 0) throw InputError(o.corpus.path, "this shard received no window");
+  if (hooks.allWindows() == 1 && (!ranks || ranks->root()))
+    spdlog::warn("{}: {}{}", plan.shard.count > 1 ? "--shard " + plan.shard.str() : o.corpus.path, pass::singleWindowWarning(),
+                 plan.shard.count > 1 ? "; merging the shards' states gives the whole run's report" : "");
   // Saved before the heads and the report: a stop during those resumes with no pass at all.
   hooks.setFinalSeconds(forward_s);
   hooks.snapshot(true);
   if (ranks && !ranks->root()) return {};  // rank 0 has the statistics of all, and writes
 
-  ModelAnalysis result{std::move(state), {}, {}};
+  ModelAnalysis result{std::move(state), {}, {}, plan.report};
   if (plan.heads) {
     const auto start = Clock::now();
     result.head_reports = pass::analyzeHeads(pass.model(), result.state, *plan.heads, plan.causal);
@@ -376,9 +380,15 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
     return;
   }
   OutputDirectory output(o.out, !o.resume.empty() ? OutMode::kResume : o.force ? OutMode::kForce : OutMode::kNew);
-  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}, {}} : analyzeModel(o, &output, ranks);
-  if (from_activations) anova::saveState(analysis.state, output.work() / kStateFile);
-  auto report = o.report;
+  ModelAnalysis analysis = from_activations ? ModelAnalysis{pass::analyzeActivations(o), {}, {}, {}} : analyzeModel(o, &output, ranks);
+  if (from_activations) {
+    anova::saveState(analysis.state, output.work() / kStateFile);
+    analysis.report = pass::fitReportOptions(o.report, analysis.state.layers);
+    if (analysis.report.screenot_k != o.report.screenot_k)
+      spdlog::info("--screenot-k: {} (the default {} does not fit the hidden states' positions and width)",
+                   analysis.report.screenot_k, o.report.screenot_k);
+  }
+  auto report = analysis.report;
   report.end_device = o.device;  // the end stage where the statistics were gathered
   writeReport(analysis.state, report, output.work(), analysis.head_reports, analysis.extras);
   output.commit();

@@ -148,16 +148,14 @@ pass::AnalyzeOptions benchOptions(const BenchJob& job, bool heads) {
   o.device = job.device;
   o.dtype = job.dtype;
   o.heads = heads;
-  // ScreeNOT's bound lowered where a short --seq-len needs it (imputation needs 2k + 1
-  // below the basis' smaller side); it also bounds the heads' positional subspace.
-  o.report.screenot_k = static_cast<int>(std::min<int64_t>(20, (job.seq_len - o.skip_first - 2) / 2));
+  // ScreeNOT's bound is analyze's default, which the plan cuts to fit a short --seq-len or
+  // a narrow model; it also bounds the heads' positional subspace.
   return o;
 }
 
 std::pair<pass::PassPlan, pass::PassPlan> benchPlans(const BenchJob& job, const fs::path& model_dir) {
   const auto config = model::loadModelConfig(model_dir);
   auto options = benchOptions(job, false);
-  options.report.screenot_k = std::min<int>(options.report.screenot_k, static_cast<int>((config.hidden_size - 2) / 2));
   auto heads = options;
   heads.heads = true;
   return {pass::planPass(options, model_dir, config), pass::planPass(heads, model_dir, config)};
@@ -314,7 +312,15 @@ BenchResult runBench(const BenchJob& job) {
   std::vector<std::string> shape_names = job.shapes;
   if (shape_names.empty() && models.empty())
     shape_names = {"gpt2-small", job.device.isCuda() ? "llama-1b" : "llama-small"};
-  for (const auto& name : shape_names) shapeNamed(name);  // every name checked before any work
+  // Every name and the options against every model checked before any work: the plans
+  // judge them as analyze does (--seq-len beyond learned positions, memory).
+  for (const auto& [name, dir] : models) benchPlans(job, dir);
+  for (const auto& name : shape_names) {
+    const auto& shape = shapeNamed(name);
+    if (job.seq_len > shape.spec.max_positions)
+      throw InputError("--seq-len", std::to_string(job.seq_len) + " exceeds the " + std::to_string(shape.spec.max_positions) +
+                                        " positions of the benchmark shape " + name);
+  }
 
   BenchResult result;
   result.device = job.device.str();

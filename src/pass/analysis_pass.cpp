@@ -34,6 +34,16 @@ class TimedObserver final : public model::LayerObserver {
   model::LayerObserver& inner_;
 };
 
+// What made a model's activations non-finite: weights load only when finite, so in a half
+// type it is most likely the range; in float32 the model itself (a config value such as a
+// zero RoPE theta or a negative norm epsilon, or weights whose products overflow).
+std::string nonFiniteCause(runtime::ComputeDtype dtype) {
+  if (dtype != runtime::ComputeDtype::kFloat32)
+    return std::string("the run is in ") + runtime::computeDtypeName(dtype) + ": try --dtype float32";
+  return "the run is in float32, so the model's config.json or weights make them (a value such as rms_norm_eps, a RoPE "
+         "theta, a soft cap or a scale, or weights whose products overflow)";
+}
+
 }  // namespace
 
 std::shared_ptr<const PassModel> loadPassModel(const std::filesystem::path& model_dir, const runtime::DeviceSpec& device,
@@ -93,7 +103,7 @@ BatchSeconds AnalysisPass::run(const WindowBatch& batch) {
   request.observer = impl_->model->numerics().device.is_cpu() ? &timed.emplace(acc) : static_cast<model::LayerObserver*>(&acc);
   acc.beginBatch(batch.indices, batch.labels);
   impl_->model->model().forward(request);
-  acc.checkFinite();  // the batch's one synchronisation
+  acc.checkFinite(nonFiniteCause(impl_->plan.pass.dtype));  // the batch's one synchronisation
   return {secondsSince(start), timed ? timed->seconds : 0.0};
 }
 

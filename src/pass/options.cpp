@@ -7,6 +7,15 @@
 #include "posgeom/runtime/launch.h"
 
 namespace posgeom::pass {
+namespace {
+
+std::string formatNumber(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+}  // namespace
 
 Sampling parseSampling(const std::string& name, const std::string& where) {
   if (name == "sequential") return Sampling::kSequential;
@@ -64,6 +73,8 @@ std::set<int64_t> resolveLayers(const LayerSelection& selection, int64_t hidden_
 
 void validateOptions(const AnalyzeOptions& o) {
   if (o.batch_size < 0) throw InputError("--batch-size", "must not be negative");
+  if (o.windows_per_document < 0)
+    throw InputError("--windows-per-document", "must not be negative (got " + std::to_string(o.windows_per_document) + "; 0: no limit)");
   if (o.save_every < 0 || o.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
   runtime::validateDistInit(o.dist_init);
   if (o.dist_timeout_s < 1) throw InputError("--dist-timeout", "must be at least 1 second");
@@ -80,6 +91,14 @@ void validateOptions(const AnalyzeOptions& o) {
 heads::HeadOptions headOptionsOf(const AnalyzeOptions& options) {
   if (options.kernel_skip < 0) throw InputError("--kernel-skip", "must not be negative");
   if (options.caps.attention_samples < 1) throw InputError("--head-samples", "must be at least 1");
+  // ETC / keys lies in [0, 1]; a head below --local-below is local, above --uniform-above uniform.
+  for (const auto& [name, value] : {std::pair<const char*, double>{"--local-below", options.local_threshold},
+                                    {"--uniform-above", options.uniform_threshold}})
+    if (!(value >= 0 && value <= 1)) throw InputError(name, "must lie in [0, 1] (it bounds ETC / keys), not " + formatNumber(value));
+  if (options.local_threshold > options.uniform_threshold)
+    throw InputError("--local-below", formatNumber(options.local_threshold) + " is above --uniform-above " +
+                                          formatNumber(options.uniform_threshold) + ": a head would be local and uniform at once");
+  if (!(options.contextual_cv >= 0)) throw InputError("--contextual-below", "must not be negative");
   heads::HeadOptions o;
   o.query = options.kernel_query;
   o.kernel_skip = options.kernel_skip;

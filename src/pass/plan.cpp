@@ -72,8 +72,31 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
 
 }  // namespace
 
-void checkScreeNotFits(const ReportOptions& r, int64_t positions, int64_t dim) {
-  metrics::checkScreeNotRank(r.screenot_k, r.screenot_strategy, std::min(positions, dim));
+ReportOptions fitReportOptions(const ReportOptions& r, int64_t positions, int64_t dim) {
+  ReportOptions fitted = r;
+  const int64_t smaller = std::min(positions, dim);
+  if (!r.screenot_k_given) {
+    // ScreeNOT needs k below min(rows, cols), and 2k + 1 below it when it imputes.
+    const bool impute = r.screenot_strategy == metrics::ScreeNotStrategy::kImpute;
+    const int64_t largest = impute ? (smaller - 2) / 2 : smaller - 1;
+    if (largest < 1)
+      throw InputError("--screenot-k", "no bound fits a positional basis of " + std::to_string(positions) + " positions x " +
+                                           std::to_string(dim) + " dims: ScreeNOT needs both at least " +
+                                           (impute ? "4 (or 2 with --screenot-strategy w)" : "2") + "; analyse longer windows");
+    if (largest < r.screenot_k) fitted.screenot_k = static_cast<int>(largest);
+  }
+  metrics::checkScreeNotRank(fitted.screenot_k, fitted.screenot_strategy, smaller);
+  return fitted;
+}
+
+ReportOptions fitReportOptions(const ReportOptions& r, const std::vector<anova::LayerStatistics>& layers) {
+  if (layers.empty()) return r;
+  return fitReportOptions(r, layers.front().positions(), layers.front().dim());
+}
+
+std::string singleWindowWarning() {
+  return "one window only: a single sequence is its own context mean, so the report's context and residual are zero "
+         "and its context metrics say nothing (analyse at least 2 windows)";
 }
 
 void checkQkHeads(const std::vector<std::pair<int64_t, int64_t>>& qk_heads, const std::set<int64_t>& layers,
@@ -113,9 +136,12 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
                                                        std::to_string(pass.seq_len));
     plan.repeat_period = corpus::repeatPeriod(pass.seq_len);
   }
-  checkScreeNotFits(o.report, pass.seq_len - o.skip_first, config.hidden_size);
   // Options the end stages read, checked against the window before any work.
   const int64_t positions = pass.seq_len - o.skip_first;
+  plan.report = fitReportOptions(o.report, positions, config.hidden_size);
+  if (plan.report.screenot_k != o.report.screenot_k)
+    spdlog::info("--screenot-k: {} (the default {} does not fit {} positions x {} dims)", plan.report.screenot_k,
+                 o.report.screenot_k, positions, config.hidden_size);
   if (o.report.lowfreq_k != 0 && (o.report.lowfreq_k < 1 || o.report.lowfreq_k > positions))
     throw InputError("--lowfreq-k", std::to_string(o.report.lowfreq_k) + " is outside 1.." + std::to_string(positions) +
                                         " (the positions of a window after --skip-first)");
@@ -134,6 +160,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   plan.causal = o.causal || !config.bidirectional;
   if (o.heads) {
     plan.heads = headOptionsOf(o);
+    plan.heads->subspace_k = plan.report.screenot_k;
     plan.heads->repeat_period = plan.repeat_period;
     if (o.neurons && a.layers.count(1) == 0)
       throw InputError("--neurons", "reads block 0's heads: --layer must include 1 (hidden.1, the state block 0 writes)");
@@ -141,6 +168,12 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   }
 
   plan.shard = o.shard.value_or(Shard{});
+  // Shard i reads windows i, i + n, ... of the --num-seqs: none when i is past them.
+  if (o.num_seqs > 0 && plan.shard.index >= o.num_seqs)
+    throw InputError("--shard", plan.shard.str() + " leaves this shard no window: it reads windows " +
+                                    std::to_string(plan.shard.index) + ", " + std::to_string(plan.shard.index + plan.shard.count) +
+                                    ", ... of the --num-seqs " + std::to_string(o.num_seqs) + " (0.." +
+                                    std::to_string(o.num_seqs - 1) + ")");
   auto& w = plan.windows;
   w.seq_len = pass.seq_len;
   w.max_windows = o.num_seqs;

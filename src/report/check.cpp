@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "posgeom/base/error.h"
@@ -25,12 +26,25 @@ const nlohmann::json* findMatch(const nlohmann::json& array, const nlohmann::jso
   return nullptr;
 }
 
+const char* jsonKind(const nlohmann::json& j) {
+  return j.is_array() ? "an array" : j.is_string() ? "a string" : j.is_number() ? "a number" : j.is_boolean() ? "a boolean" : "null";
+}
+
+// A value whose kind no report gives at its place (a string where the report has a number)
+// is a fault of the reference, not a value that moved. null stands for an undefined number.
+void requireSameKind(const nlohmann::json& ref, const nlohmann::json& actual, const std::string& path, const std::string& where) {
+  const bool same = ref.is_number() ? actual.is_number() : ref.type() == actual.type();
+  if (same || ref.is_null() || actual.is_null()) return;
+  throw InputError(where, path + " is " + jsonKind(ref) + " (" + ref.dump().substr(0, 40) + ") where the report has " +
+                              jsonKind(actual) + " (" + actual.dump().substr(0, 40) + "): the reference is malformed");
+}
+
 void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::string& path, const std::string& key,
-          const CheckOptions& options, std::vector<CheckRow>& rows) {
+          const CheckOptions& options, const std::string& where, std::vector<CheckRow>& rows) {
   if (ref.is_object()) {
     for (const auto& [k, v] : ref.items()) {
       const nlohmann::json* next = actual && actual->is_object() && actual->contains(k) ? &(*actual)[k] : nullptr;
-      walk(v, next, path.empty() ? k : path + "." + k, k, options, rows);
+      walk(v, next, path.empty() ? k : path + "." + k, k, options, where, rows);
     }
     return;
   }
@@ -38,7 +52,7 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
     for (std::size_t i = 0; i < ref.size(); ++i) {
       const nlohmann::json* next = actual && actual->is_array() ? findMatch(*actual, ref[i], i) : nullptr;
       const auto item_key = keyOf(ref[i]);
-      walk(ref[i], next, path + "[" + (item_key.empty() ? std::to_string(i) : item_key) + "]", key, options, rows);
+      walk(ref[i], next, path + "[" + (item_key.empty() ? std::to_string(i) : item_key) + "]", key, options, where, rows);
     }
     return;
   }
@@ -52,6 +66,7 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
     return;
   }
   row.actual = actual->dump();
+  requireSameKind(ref, *actual, path, where);
   if (!ref.is_number() || !actual->is_number()) {  // strings (head classes), booleans, nulls: equal or moved
     row.ok = *actual == ref;
     rows.push_back(row);
@@ -68,16 +83,51 @@ void walk(const nlohmann::json& ref, const nlohmann::json* actual, const std::st
     row.rel_diff = r != 0 ? row.abs_diff / std::abs(r) : row.abs_diff;
     row.ok = std::isfinite(a) && row.abs_diff <= t.atol + t.rtol * std::abs(r);
   }
+  row.numeric = true;
   rows.push_back(row);
+}
+
+// The keys whose values the reference pins (a tolerance can name only these).
+void valueKeys(const nlohmann::json& j, const std::string& key, std::set<std::string>& keys) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) valueKeys(v, k, keys);
+  } else if (j.is_array()) {
+    for (const auto& v : j) valueKeys(v, key, keys);
+  } else if (!key.empty()) {
+    keys.insert(key);
+  }
+}
+
+std::size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A tolerance for a key the reference does not hold would loosen nothing: a typo, refused.
+void requirePinnedKey(const std::string& key, const std::set<std::string>& keys, const std::string& where) {
+  if (keys.count(key)) return;
+  std::string closest;
+  std::size_t best = std::string::npos;
+  for (const auto& k : keys)
+    if (const auto d = editDistance(key, k); d < best) best = d, closest = k;
+  throw InputError(where, "the reference holds no value named '" + key + "'" +
+                              (!closest.empty() && best <= std::max<std::size_t>(2, key.size() / 3) ? " (did you mean '" + closest + "'?)"
+                                                                                                   : ""));
 }
 
 }  // namespace
 
 namespace {
-
-const char* jsonKind(const nlohmann::json& j) {
-  return j.is_array() ? "an array" : j.is_string() ? "a string" : j.is_number() ? "a number" : j.is_boolean() ? "a boolean" : "null";
-}
 
 double toleranceValue(const nlohmann::json& t, const char* name, double fallback, const std::string& where, const std::string& key) {
   if (!t.contains(name)) return fallback;
@@ -117,8 +167,13 @@ std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const
     numbers.erase("tolerances");
   }
   numbers.erase("description");
+  std::set<std::string> keys;
+  valueKeys(numbers, "", keys);
+  // Only the command line's: a file's tolerances may cover keys that some of the references
+  // sharing them leave out (batch cuts a reference down to a run's columns).
+  for (const auto& [key, t] : options.per_key) requirePinnedKey(key, keys, "--tolerance " + key);
   std::vector<CheckRow> rows;
-  walk(numbers, &summary, "", "", merged, rows);
+  walk(numbers, &summary, "", "", merged, where, rows);
   return rows;
 }
 
@@ -135,8 +190,10 @@ std::string formatCheck(const std::vector<CheckRow>& rows, bool all_rows) {
                 "rel diff");
   out << line;
   for (const auto& r : shown) {
-    std::snprintf(line, sizeof(line), "%-6s %-*s %22s %22s %10.2e\n", r.ok ? "ok" : "MOVED", static_cast<int>(width),
-                  r.path.c_str(), r.reference.substr(0, 22).c_str(), r.actual.substr(0, 22).c_str(), r.rel_diff);
+    char rel[32] = "-";  // no difference to give: a string, a boolean, null, or a missing value
+    if (r.numeric) std::snprintf(rel, sizeof(rel), "%.2e", r.rel_diff);
+    std::snprintf(line, sizeof(line), "%-6s %-*s %22s %22s %10s\n", r.ok ? "ok" : "MOVED", static_cast<int>(width),
+                  r.path.c_str(), r.reference.substr(0, 22).c_str(), r.actual.substr(0, 22).c_str(), rel);
     out << line;
   }
   const auto moved = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const CheckRow& r) { return !r.ok; }));

@@ -1,5 +1,7 @@
 #include "posgeom/tokenize/bpe.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <limits>
 
@@ -15,7 +17,7 @@ uint64_t pairKey(int32_t a, int32_t b) { return (static_cast<uint64_t>(static_ca
 BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges, BpeOptions options,
                    const std::string& where)
-    : vocab_(std::move(vocab)), options_(std::move(options)) {
+    : vocab_(std::move(vocab)), options_(std::move(options)), where_(where) {
   if (vocab_.empty()) throw InputError(where, "the vocabulary is empty: no text can be tokenized");
   for (const auto& [token, id] : vocab_) vocab_size_ = std::max<int64_t>(vocab_size_, int64_t{id} + 1);
   int32_t rank = 0;
@@ -41,6 +43,13 @@ BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
   }
 }
 
+BpeModel::~BpeModel() {
+  if (const auto n = dropped_.load())
+    spdlog::warn("{}: {} characters of the text read are outside the vocabulary and were dropped from the ids: there is "
+                 "no unk_token (Hugging Face's tokenizers drop them too)",
+                 where_, n);
+}
+
 void BpeModel::requireEveryByteSymbol(const std::string& where) const {
   if (unk_id_ || options_.byte_fallback) return;
   int missing = 0, first = -1;
@@ -62,8 +71,13 @@ std::optional<int32_t> BpeModel::idOf(const std::string& token) const {
 }
 
 void BpeModel::encode(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const {
-  if (piece.empty()) return;
-  encodeCached(cache_, piece, out, [&](std::string_view p, std::vector<int32_t>& ids) { encodeUncached(p, ids, stats); });
+  if (piece.empty() || cache_.lookup(piece, out)) return;
+  std::vector<int32_t> ids;
+  const auto unknown_before = stats.unknown_tokens;
+  encodeUncached(piece, ids, stats);
+  out.insert(out.end(), ids.begin(), ids.end());
+  // A piece with unknown characters is not cached, so that each occurrence is counted.
+  if (stats.unknown_tokens == unknown_before) cache_.store(piece, std::move(ids));
 }
 
 void BpeModel::encodeUncached(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const {
@@ -89,6 +103,7 @@ void BpeModel::encodeUncached(std::string_view piece, std::vector<int32_t>& out,
       ++stats.unknown_tokens;
     } else {
       ++stats.unknown_tokens;  // dropped, as Hugging Face does without an unk token
+      dropped_.fetch_add(1, std::memory_order_relaxed);
     }
   }
   while (symbols.size() > 1) {

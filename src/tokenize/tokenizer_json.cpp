@@ -1,5 +1,7 @@
 // tokenizer.json (Hugging Face tokenizers): the components posgeom's model families use.
 // An unsupported component is an InputError that names it, never a silent approximation.
+#include <spdlog/spdlog.h>
+
 #include <memory>
 
 #include "posgeom/base/error.h"
@@ -24,6 +26,11 @@ class Parser {
     p.normalizer = normalizer(root.value("normalizer", json()));
     p.pre_tokenizer = preTokenizer(root.value("pre_tokenizer", json()), p.byte_level);
     model(root["model"], p);
+    // transformers does the same without a word: the text between added tokens is one word.
+    if (!p.pre_tokenizer && root["model"].value("type", std::string()) == "WordPiece")
+      spdlog::warn("{}: a WordPiece model without a pre_tokenizer takes each text as one word: any text longer than "
+                   "max_input_chars_per_word becomes one unknown token",
+                   where_);
     for (const auto& t : root.value("added_tokens", json::array())) {
       if (!t.is_object() || !t.contains("content") || !t.contains("id")) fail("malformed entry in 'added_tokens'");
       p.added_tokens.push_back({t["content"].get<std::string>(), t["id"].get<int32_t>(), t.value("special", false)});

@@ -72,6 +72,99 @@ TEST(AnalyzeCommand, ScreeNotKTooLargeIsABadInput) {
   EXPECT_FALSE(std::filesystem::exists(s / "r/summary.json"));
 }
 
+// The default --screenot-k (20) used to stop every run of a model narrower than 42 or on
+// windows shorter than 43, naming an option the user never gave. Given, it stays as given.
+TEST(AnalyzeCommand, TheDefaultScreeNotBoundIsCutToFitAndAGivenOneIsNot) {
+  ScratchDir s;
+  const auto model = s / "narrow";
+  ASSERT_EQ(runPosgeom({"random-model", "--arch", "gpt2", "--layers", "1", "--dim", "32", "--heads", "4", "--out", model.string()})
+                .exit_code,
+            0);
+  const std::vector<std::string> base{"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "4", "--seq-len", "16"};
+  auto args = base;
+  args.insert(args.end(), {"--out", (s / "cut").string()});
+  const auto cut = runPosgeom(args);
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  EXPECT_EQ(io::readJsonFile(s / "cut/summary.json")["report"]["screenot_k"], 6);  // 2k + 1 < 15 positions
+  args = base;
+  args.insert(args.end(), {"--screenot-k", "20", "--out", (s / "given").string()});
+  const auto given = runPosgeom(args);
+  EXPECT_EQ(given.exit_code, 2);
+  EXPECT_EQ(given.err, "posgeom: error: --screenot-k: 20 is too large: it must be below min(rows, cols) = 15\n");
+  writeFile(s / "c.toml", "screenot-k = 20\n");
+  args = base;
+  args.insert(args.end(), {"--config", (s / "c.toml").string(), "--out", (s / "config").string()});
+  EXPECT_EQ(runPosgeom(args).exit_code, 2);  // a config file's value is given too
+}
+
+// hidden [1, N, 16, 8] of float32 values 0.5, 1.5, 2.5, ... .
+std::string activationsFile(const ScratchDir& s, int n) {
+  std::string data;
+  for (int i = 0; i < n * 16 * 8; ++i) {
+    const float v = 0.5f + static_cast<float>(i % 7);
+    data.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  const auto path = s / ("act" + std::to_string(n) + ".safetensors");
+  writeFile(path, safetensorsBytes(R"({"hidden": {"dtype": "F32", "shape": [1, )" + std::to_string(n) +
+                                       R"(, 16, 8], "data_offsets": [0, )" + std::to_string(data.size()) + "]}}",
+                                   data));
+  return path.string();
+}
+
+// One window has no context to speak of: a report of zeros used to come without a word.
+TEST(AnalyzeCommand, OneWindowIsAnalysedWithAWarning) {
+  ScratchDir s;
+  const auto one = activationsFile(s, 1);
+  const auto r = runPosgeom({"analyze", "--activations", one, "--out", (s / "a").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: " + one + ": one window only: a single sequence is its own context mean, so the report's "
+                       "context and residual are zero"),
+            std::string::npos)
+      << r.err;
+  const auto two = runPosgeom({"analyze", "--activations", activationsFile(s, 2), "--out", (s / "b").string()});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.err.find("one window only"), std::string::npos) << two.err;
+  // A shard of one window, from a model: the warning names the shard.
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  const std::vector<std::string> model{"analyze", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--corpus",
+                                       "random", "--num-seqs", "3", "--seq-len", "16", "--layer", "0,1"};
+  auto args = model;
+  args.insert(args.end(), {"--shard", "1/2", "--out", (s / "s1").string()});
+  const auto shard = runPosgeom(args);
+  ASSERT_EQ(shard.exit_code, 0) << shard.err;
+  EXPECT_NE(shard.err.find("warning: --shard 1/2: one window only"), std::string::npos) << shard.err;
+  args = model;
+  args.insert(args.end(), {"--shard", "5/8", "--out", (s / "s5").string()});
+  const auto none = runPosgeom(args);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--shard: 5/8 leaves this shard no window"), std::string::npos) << none.err;
+}
+
+// Non-finite activations of a float32 run come from the model, not from the dtype (the
+// message used to suggest float32 to a float32 run); of a half-type run, try float32.
+TEST(AnalyzeCommand, NonFiniteActivationsNameTheirLikelyCause) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const auto model = copyFixtureModel("tiny-gpt2", s.path());
+  fillF32Tensor(model / "model.safetensors", "h.1.mlp.c_fc.weight", 1e30f);
+  fillF32Tensor(model / "model.safetensors", "h.1.mlp.c_proj.weight", 1e30f);
+  const std::vector<std::string> base{"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "2", "--seq-len", "16"};
+  auto args = base;
+  args.insert(args.end(), {"--out", (s / "f32").string()});
+  const auto f32 = runPosgeom(args);
+  EXPECT_EQ(f32.exit_code, 2);
+  EXPECT_NE(f32.err.find("NaN or Inf in the activations (first at this hidden state, in the batch from window 0); the run is in "
+                         "float32, so the model's config.json or weights make them"),
+            std::string::npos)
+      << f32.err;
+  EXPECT_EQ(f32.err.find("try"), std::string::npos) << f32.err;
+  args = base;
+  args.insert(args.end(), {"--dtype", "bfloat16", "--out", (s / "bf16").string()});
+  const auto bf16 = runPosgeom(args);
+  EXPECT_EQ(bf16.exit_code, 2);
+  EXPECT_NE(bf16.err.find("; the run is in bfloat16: try --dtype float32"), std::string::npos) << bf16.err;
+}
+
 TEST(AnalyzeCommand, ConfigFilesGiveOptionsAndTheCommandLineWins) {
   POSGEOM_REQUIRE_SHARED("fixtures/metrics/anova_hidden.safetensors");
   ScratchDir s;

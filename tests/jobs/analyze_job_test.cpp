@@ -51,6 +51,26 @@ TEST(AnalyzeJob, ActivationsReproduceThePlantedDecomposition) {
   EXPECT_TRUE(fs::exists(job.out / "state.safetensors"));
 }
 
+// The default --screenot-k (20) on a 32-wide model and 16-token windows: cut to the 6 that
+// 15 positions allow (2k + 1 < 15), and the report records the bound it used.
+TEST(AnalyzeJob, TheDefaultScreeNotBoundFitsANarrowModelAndShortWindows) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 2;
+  spec.hidden_size = 32;
+  spec.heads = 4;
+  spec.max_positions = 64;
+  model::writeRandomCheckpoint(spec, s / "m");
+  pass::AnalyzeOptions job;
+  job.model = (s / "m").string();
+  job.corpus.path = "random";
+  job.num_seqs = 4;
+  job.seq_len = 16;
+  job.out = s / "r";
+  jobs::runAnalyzeJob(job);
+  EXPECT_EQ(summaryOf(job.out)["report"]["screenot_k"], 6);
+}
+
 // Three topic files, shortened so that every topic gets windows.
 fs::path topicCorpus(const fs::path& dir) {
   fs::create_directories(dir);
@@ -132,6 +152,7 @@ TEST(AnalyzeJob, BadSettingsAreBadInputs) {
   EXPECT_THROW(jobs::runAnalyzeJob(job), InputError);
   job.layers = pass::parseLayerSelection("all");
   job.report.screenot_k = 15;  // P is 15 x 64: k must stay below 15 and 2k+1 below 15
+  job.report.screenot_k_given = true;
   EXPECT_THROW(jobs::runAnalyzeJob(job), InputError);
   job.report.screenot_k = 3;
   job.num_seqs = 0;

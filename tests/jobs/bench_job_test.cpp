@@ -110,6 +110,38 @@ TEST(BenchJob, BadRequestsFailBeforeAnyMeasurement) {
   EXPECT_FALSE(std::filesystem::exists(s / "never.json"));
 }
 
+// --seq-len past a model's learned positions used to be found after the corpus was read
+// for the tokenizer's rate, and blamed on the corpus' documents.
+TEST(BenchJob, ASeqLenBeyondTheModelsPositionsIsRefusedFirst) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 1;
+  spec.hidden_size = 32;
+  spec.heads = 4;
+  spec.max_positions = 64;
+  model::writeRandomCheckpoint(spec, s / "tiny");
+  jobs::BenchJob job;
+  job.models = {s / "tiny"};
+  job.seq_len = 100000;
+  job.out = s / "never.json";
+  try {
+    jobs::runBench(job);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {  // the plan's refusal, not the corpus' "no document holds one window"
+    EXPECT_EQ(std::string(e.what()), "--seq-len: 100000 exceeds the model's 64 learned positions");
+  }
+  job.models = {};
+  job.shapes = {"gpt2-small"};
+  job.seq_len = 2048;
+  try {
+    jobs::runBench(job);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--seq-len: 2048 exceeds the 1024 positions of the benchmark shape gpt2-small");
+  }
+  EXPECT_FALSE(std::filesystem::exists(s / "never.json"));
+}
+
 TEST(BenchJob, ShapesAreThePublishedOnes) {
   // GPT-2 small and TinyLlama-1.1B as their configs give them.
   const auto& shapes = jobs::benchShapes();

@@ -52,6 +52,22 @@ TEST(CheckJob, HeadsAreMatchedByBlockAndTheOldNamingIsRefused) {
   }
 }
 
+// --tolerance KEY for a key the reference has no value of was ignored without a word.
+TEST(CheckJob, AToleranceForAnUnpinnedKeyIsBadInput) {
+  CheckFiles f;
+  auto job = f.job(R"({"layers": [{"layer": 0, "relative_norm": 0.21}]})");
+  job.per_key = {"relative_nrm=0.1"};
+  try {
+    jobs::runCheckJob(job);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--tolerance relative_nrm: the reference holds no value named 'relative_nrm' (did you "
+                                         "mean 'relative_norm'?)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Prose and tolerances alone leave nothing to compare.
 TEST(CheckJob, AReferenceWithoutValuesIsBadInput) {
   CheckFiles f;

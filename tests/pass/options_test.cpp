@@ -59,6 +59,25 @@ TEST(Options, ValidationNamesTheOption) {
   EXPECT_TRUE(pass::headOptionsOf(o).keep_kernels);
 }
 
+// These were accepted and recorded as given: a quota of -3, a head both local and uniform.
+TEST(Options, ContradictoryOrNegativeValuesAreRefused) {
+  pass::AnalyzeOptions o;
+  o.windows_per_document = -3;
+  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--windows-per-document: must not be negative (got -3; 0: no limit)");
+  o = pass::AnalyzeOptions();
+  o.heads = true;
+  o.local_threshold = 0.9;
+  o.uniform_threshold = 0.1;
+  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }),
+            "--local-below: 0.9 is above --uniform-above 0.1: a head would be local and uniform at once");
+  o.uniform_threshold = 1.5;
+  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--uniform-above: must lie in [0, 1] (it bounds ETC / keys), not 1.5");
+  o.uniform_threshold = 0.9;  // equal bounds leave no slow-decay heads, but contradict nothing
+  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "");
+  o.contextual_cv = -0.1;
+  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--contextual-below: must not be negative");
+}
+
 TEST(Options, HeadOptionsCarryEveryHeadsSetting) {
   pass::AnalyzeOptions o;
   o.kernel_query = heads::QueryMode::kMeanEmbedding;

@@ -68,6 +68,36 @@ TEST(Plan, ResolvesEverySettingFromTheOptionsAndTheConfig) {
   EXPECT_GT(plan.parameters, 0);
 }
 
+// The default --screenot-k (20) used to fail every window shorter than 43 and every model
+// narrower than 42 with an error about an option the user never gave.
+TEST(Plan, TheDefaultScreeNotBoundIsCutToFitAndAGivenOneIsKept) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  pass::AnalyzeOptions o;
+  o.seq_len = 16;  // 15 positions x 32 dims: imputation needs 2k + 1 < 15
+  o.heads = true;
+  auto plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+  EXPECT_EQ(plan.report.screenot_k, 6);
+  EXPECT_EQ(plan.heads->subspace_k, 6);
+  o.report.screenot_strategy = metrics::ScreeNotStrategy::kWinsorize;  // needs k < 15 only
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).report.screenot_k, 14);
+  o.seq_len = 64;  // 63 x 32: 20 fits as it is (k < 32)
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).report.screenot_k, 20);
+  o.report.screenot_strategy = metrics::ScreeNotStrategy::kImpute;  // 2k + 1 < 32: the width cuts it
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).report.screenot_k, 15);
+  o.seq_len = 16;
+  o.report.screenot_k = 7;
+  o.report.screenot_k_given = true;
+  EXPECT_EQ(planError(o, dir), "--screenot-k: 7 is too large for imputation: it needs 2k+1 < min(rows, cols) = 15");
+  o.report.screenot_k = 6;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).report.screenot_k, 6);
+  // Too short for any bound: the message says what to change, not that 20 is too large.
+  o = pass::AnalyzeOptions();
+  o.seq_len = 4;
+  EXPECT_EQ(planError(o, dir), "--screenot-k: no bound fits a positional basis of 3 positions x 32 dims: ScreeNOT needs both "
+                               "at least 4 (or 2 with --screenot-strategy w); analyse longer windows");
+}
+
 TEST(Plan, DefaultWindowIsTheModelsOrFiveHundredTwelve) {
   ScratchDir s;
   const auto dir = smallModel(s);
@@ -90,7 +120,12 @@ TEST(Plan, JudgesEveryOptionAgainstTheModel) {
   EXPECT_EQ(planError(o, dir), "--skip-first: leaves no positions of the 32");
   o = shortWindows();
   o.report.screenot_k = 20;
+  o.report.screenot_k_given = true;
   EXPECT_NE(planError(o, dir).find("--screenot-k"), std::string::npos);
+  o = shortWindows();
+  o.num_seqs = 3;
+  o.shard = pass::Shard{5, 8};
+  EXPECT_EQ(planError(o, dir), "--shard: 5/8 leaves this shard no window: it reads windows 5, 13, ... of the --num-seqs 3 (0..2)");
   o = shortWindows();
   o.corpus.path = "random";
   EXPECT_EQ(planError(o, dir), "--corpus random: needs --num-seqs");

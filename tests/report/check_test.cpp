@@ -108,5 +108,54 @@ TEST(Check, MalformedReferencesAndTolerancesAreBadInput) {
   refused(nlohmann::json::parse(R"({"layers": []})"), per_key, "--tolerance stable_rank");
 }
 
+// A value the report lacks has no difference to show (it used to read "0.00e+00"); nor has a string.
+TEST(Check, MissingValuesAndStringsShowNoDifference) {
+  const auto ref = nlohmann::json::parse(R"({"model": "other", "layers": [{"layer": 3, "stable_rank": 3.0}, {"layer": 0, "stable_rank": 3.3}]})");
+  const auto rows = report::checkAgainstReference(kSummary, ref, {});
+  const auto text = report::formatCheck(rows, true);
+  for (const std::string moved : {"layers[layer=3].stable_rank", "model"}) {
+    const auto at = text.find("MOVED  " + moved);
+    ASSERT_NE(at, std::string::npos) << text;
+    const auto line = text.substr(at, text.find('\n', at) - at);
+    EXPECT_EQ(line.back(), '-') << line;
+    EXPECT_EQ(line.find("e+00"), std::string::npos) << line;
+  }
+  EXPECT_NE(text.find("9.09e-02"), std::string::npos) << text;  // 3.0 against 3.3: a number still has its difference
+}
+
+// A tolerance for a key no value of the reference has (a typo) used to loosen nothing, silently.
+TEST(Check, AToleranceForAKeyTheReferenceLacksIsRefused) {
+  const auto ref = nlohmann::json::parse(R"({"layers": [{"layer": 0, "relative_norm": 0.2}]})");
+  report::CheckOptions o;
+  o.per_key["relative_nrm"] = {0.1, 0};
+  try {
+    report::checkAgainstReference(kSummary, ref, o, "ref.json");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--tolerance relative_nrm: the reference holds no value named 'relative_nrm' (did you mean 'relative_norm'?)");
+  }
+  o.per_key = {{"stable_rank", {0.1, 0}}};  // in the report, but not pinned by this reference
+  EXPECT_THROW(report::checkAgainstReference(kSummary, ref, o, "ref.json"), InputError);
+  o.per_key = {{"relative_norm", {0.1, 0}}};
+  EXPECT_TRUE(allOk(report::checkAgainstReference(kSummary, ref, o, "ref.json")));
+}
+
+// A string where the report has a number is a malformed reference (exit 2), not a value
+// that moved (exit 1); null stands for an undefined number and is compared.
+TEST(Check, AValueOfAnotherKindThanTheReportsIsAMalformedReference) {
+  auto ref = nlohmann::json::parse(R"({"layers": [{"layer": 0, "stable_rank": "3.0"}]})");
+  try {
+    report::checkAgainstReference(kSummary, ref, {}, "ref.json");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "ref.json: layers[layer=0].stable_rank is a string (\"3.0\") where the report has a number (3.0): the reference is malformed");
+  }
+  ref = nlohmann::json::parse(R"({"model": 7})");
+  EXPECT_THROW(report::checkAgainstReference(kSummary, ref, {}, "ref.json"), InputError);
+  ref = nlohmann::json::parse(R"({"layers": [{"layer": 0, "stable_rank": null}]})");
+  EXPECT_FALSE(allOk(report::checkAgainstReference(kSummary, ref, {}, "ref.json")));
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,5 +1,11 @@
 #include "posgeom/tokenize/bpe.h"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+
 #include "posgeom/base/error.h"
 #include "posgeom/tokenize/pre_tokenizer.h"
 #include "test_support.h"
@@ -7,6 +13,20 @@
 namespace posgeom::testing {
 namespace {
 using namespace posgeom::tokenize;
+
+// Collects what is logged while it lives.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string str() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
 
 std::vector<int32_t> encode(const BpeModel& m, const std::string& piece, EncodeStats* stats = nullptr) {
   EncodeStats local;
@@ -44,6 +64,43 @@ TEST(Bpe, UnknownWithoutFallbackUsesUnkAndCounts) {
   EncodeStats stats;
   EXPECT_EQ(encode(m, "ax", &stats), (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(stats.unknown_tokens, 1u);
+}
+
+// Every occurrence counts, also of a piece seen before (the cache used to hide the second).
+TEST(Bpe, UnknownCharactersAreCountedEveryTime) {
+  BpeOptions options;
+  options.unk_token = "?";
+  const BpeModel m({{"?", 0}, {"a", 1}}, {}, options, "t");
+  EncodeStats stats;
+  encode(m, "ax", &stats);
+  EXPECT_EQ(encode(m, "ax", &stats), (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(stats.unknown_tokens, 2u);
+}
+
+// Without an unknown token (as Hugging Face does) they are left out of the ids, and the
+// model says how many once, when it is done: a warning, the run goes on.
+TEST(Bpe, CharactersDroppedForWantOfAnUnknownTokenAreWarnedOnceWithTheirCount) {
+  CapturedLog log;
+  {
+    const BpeModel m({{"a", 0}}, {}, {}, "tokenizer.json");
+    EncodeStats stats;
+    EXPECT_EQ(encode(m, "axa", &stats), (std::vector<int32_t>{0, 0}));
+    EXPECT_EQ(encode(m, "axa", &stats), (std::vector<int32_t>{0, 0}));
+    EXPECT_EQ(encode(m, "\xC3\xA9", &stats), std::vector<int32_t>{});
+    EXPECT_EQ(stats.unknown_tokens, 3u);
+    EXPECT_EQ(log.str(), "");  // nothing while the text is read
+  }
+  const auto text = log.str();
+  EXPECT_NE(text.find("[warning] tokenizer.json: 3 characters of the text read are outside the vocabulary and were dropped "
+                      "from the ids: there is no unk_token"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  {
+    const BpeModel m({{"a", 0}}, {}, {}, "tokenizer.json");
+    encode(m, "aaa");
+  }
+  EXPECT_EQ(log.str(), text);  // nothing dropped, nothing said
 }
 
 TEST(Bpe, IgnoreMergesTakesWholeWords) {

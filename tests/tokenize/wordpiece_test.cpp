@@ -1,11 +1,31 @@
 #include "posgeom/tokenize/wordpiece.h"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+
 #include "posgeom/base/error.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
 namespace {
 using namespace posgeom::tokenize;
+
+// Collects what is logged while it lives.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string str() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
 
 TEST(WordPiece, LongestMatchWithContinuationPrefix) {
   const WordPieceModel m({{"[UNK]", 0}, {"un", 1}, {"##aff", 2}, {"##able", 3}, {"una", 4}}, {}, "t");
@@ -25,6 +45,30 @@ TEST(WordPiece, NeverSplitsACodePoint) {
   EncodeStats stats;
   m.encode("éé", out, stats);
   EXPECT_EQ(out, (std::vector<int32_t>{1, 2}));
+}
+
+// A text taken whole as one word (a tokenizer.json without a pre-tokenizer) became one
+// [UNK] without a word; as in Hugging Face it still does, but the model says so once.
+TEST(WordPiece, WordsTooLongToEncodeAreWarnedOnceWithTheirCount) {
+  CapturedLog log;
+  {
+    WordPieceOptions options;
+    options.max_chars_per_word = 5;
+    const WordPieceModel m({{"[UNK]", 0}, {"a", 1}, {"##a", 2}}, options, "tokenizer.json");
+    std::vector<int32_t> out;
+    EncodeStats stats;
+    m.encode("aaaaa", out, stats);      // 5 characters: encoded
+    m.encode("aaaaaaaa", out, stats);   // 8: one [UNK]
+    m.encode("\xC3\xA9\xC3\xA9\xC3\xA9", out, stats);  // 3 characters in 6 bytes: short enough (and unknown)
+    m.encode("aaaaaaaa", out, stats);   // again, from the cache
+    EXPECT_EQ(out, (std::vector<int32_t>{1, 2, 2, 2, 2, 0, 0, 0}));
+  }
+  const auto text = log.str();
+  EXPECT_NE(text.find("[warning] tokenizer.json: 2 words of the text read are longer than max_input_chars_per_word 5 (16 "
+                      "characters in all) and each became one '[UNK]' token"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
 }
 
 TEST(WordPiece, MissingUnknownTokenIsABadInput) {

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,8 +31,13 @@ class Accumulator final : public model::LayerObserver {
   void onHidden(int64_t layer, const at::Tensor& hidden) override;
   void onAttentionInput(int64_t block, const at::Tensor& normed) override;
   // After a batch's forward pass: throws InputError naming the first hidden state that held
-  // NaN or Inf (one device synchronisation per batch).
-  void checkFinite() const;
+  // NaN or Inf (one device synchronisation per batch), with `cause` (what made them) after it.
+  void checkFinite(const std::string& cause = "") const;
+  // The first hidden state of this batch whose norms are not finite (NaN or Inf in it, or
+  // values whose squares overflow the batch's reduction), or none.
+  std::optional<int64_t> firstNonFinite() const;
+  // The first window of this batch.
+  int64_t batchStart() const { return batch_windows_.empty() ? int64_t{0} : batch_windows_.front(); }
   // Copies the statistics to the host (at the end, and for each saved state).
   std::vector<LayerStatistics> statistics() const;
   // The same, at the end of a pass: each layer's memory is released once it is copied, so

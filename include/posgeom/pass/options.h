@@ -42,6 +42,9 @@ std::set<int64_t> resolveLayers(const LayerSelection& selection, int64_t hidden_
 
 struct ReportOptions {
   int screenot_k = 20;
+  // Given by the user (or a config file): kept as given, and an error where it does not
+  // fit. Not given: cut to fit short windows and narrow models (fitReportOptions).
+  bool screenot_k_given = false;
   metrics::ScreeNotStrategy screenot_strategy = metrics::ScreeNotStrategy::kImpute;
   int lowfreq_k = 0;  // 0: min(10, the window's positions); given, it must fit the window
   // Where the d x d eigenvalue problems run: the run's --device (a CUDA one: cuSOLVER).

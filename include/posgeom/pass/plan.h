@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "posgeom/anova/accumulator_options.h"
 #include "posgeom/corpus/window_sampler.h"
@@ -41,14 +43,22 @@ struct PassPlan {
   int64_t repeat_period = 0;               // --corpus repeated-random: each window is 3 copies of this many ids
   MemoryEstimate memory;
   int64_t parameters = 0;
+  ReportOptions report;                    // as asked, with the defaults fitted to the window and width
 };
 
 // Judges every option against the config (InputError naming the option) and resolves the
 // plan. Reads nothing but what `config` already holds, and the machine's free memory.
 PassPlan planPass(const AnalyzeOptions& options, const std::filesystem::path& model_dir, const model::ModelConfig& config);
 
-// ScreeNOT's bound against the positional basis [positions, dim], before the pass.
-void checkScreeNotFits(const ReportOptions& report, int64_t positions, int64_t dim);
+// The report options for a positional basis [positions, dim]: a --screenot-k the user did
+// not give is cut to the largest that fits (as --lowfreq-k's default is); one given that
+// does not fit is an InputError naming it. Before the pass, and again for the report.
+ReportOptions fitReportOptions(const ReportOptions& report, int64_t positions, int64_t dim);
+// The same for the positions and width of a state's layers (unchanged without layers).
+ReportOptions fitReportOptions(const ReportOptions& report, const std::vector<anova::LayerStatistics>& layers);
+
+// Why a report of one window says little: said (as a warning) by whoever knows the count.
+std::string singleWindowWarning();
 
 // The analysed blocks: block b is analysed when its output hidden.(b+1) is accumulated.
 // Throws InputError for a --qk-heads head outside them, saying how heads are named.

@@ -24,6 +24,7 @@ struct CheckRow {
   double abs_diff = 0;
   double rel_diff = 0;
   bool ok = true;
+  bool numeric = false;  // two numbers compared: abs_diff and rel_diff mean something
 };
 
 // Every number in `reference` is looked up in `summary` at the same path; arrays of
@@ -35,7 +36,10 @@ struct CheckRow {
 // "tolerances" object in the reference, {"key": {"rtol": r, "atol": a}}, gives per-key
 // tolerances (options.per_key wins); a top-level "description" is prose, not compared.
 // A reference that is not an object, or a tolerance that is not a number >= 0, is bad
-// input (InputError naming `where`), as are negative tolerances in `options`.
+// input (InputError naming `where`), as are negative tolerances in `options`, a tolerance
+// in `options` for a key the reference has no value of, and a value of
+// another kind than the report's at its place (a string where the report has a number;
+// null matches any kind: it is an undefined number).
 std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const nlohmann::json& reference,
                                             const CheckOptions& options, const std::string& where = "reference");
 // The rows as an aligned table; regressions first.

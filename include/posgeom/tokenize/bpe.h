@@ -1,5 +1,6 @@
 #pragma once
 // Byte-pair encoding of one pre-tokenized piece: merges applied lowest rank first.
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,12 @@ class BpeModel {
   // `where` when a merge names a token missing from the vocabulary.
   BpeModel(std::unordered_map<std::string, int32_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
            BpeOptions options, const std::string& where);
+  // Warns (once, with the count) when characters were dropped: without an unknown token or
+  // byte fallback a character outside the vocabulary is left out of the ids, as Hugging
+  // Face's tokenizers leave it out, but never without a word.
+  ~BpeModel();
+  BpeModel(const BpeModel&) = delete;
+  BpeModel& operator=(const BpeModel&) = delete;
 
   void encode(std::string_view piece, std::vector<int32_t>& out, EncodeStats& stats) const;
   int64_t vocabSize() const { return vocab_size_; }
@@ -44,6 +51,8 @@ class BpeModel {
   std::vector<int32_t> byte_ids_;  // <0xXX> tokens, when byte_fallback
   int64_t vocab_size_ = 0;
   WordCache cache_;
+  std::string where_;
+  mutable std::atomic<std::size_t> dropped_{0};  // characters left out, every occurrence
 };
 
 }  // namespace posgeom::tokenize

@@ -1,5 +1,6 @@
 #pragma once
 // WordPiece (BERT): greedy longest-match-first with a continuation prefix.
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,12 @@ class WordPieceModel {
  public:
   // Throws InputError naming `where` when the unknown token is not in the vocabulary.
   WordPieceModel(std::unordered_map<std::string, int32_t> vocab, WordPieceOptions options, const std::string& where);
+  // Warns (once, with the count) when words longer than max_chars_per_word became the
+  // unknown token: as Hugging Face does, but a whole text taken as one word (no
+  // pre-tokenizer) would otherwise become one token without a word.
+  ~WordPieceModel();
+  WordPieceModel(const WordPieceModel&) = delete;
+  WordPieceModel& operator=(const WordPieceModel&) = delete;
   // A word that cannot be covered, or is too long, becomes the single unknown token.
   void encode(std::string_view word, std::vector<int32_t>& out, EncodeStats& stats) const;
   int64_t vocabSize() const { return vocab_size_; }
@@ -33,6 +40,8 @@ class WordPieceModel {
   int32_t unk_id_ = 0;
   int64_t vocab_size_ = 0;
   WordCache cache_;
+  std::string where_;
+  mutable std::atomic<std::size_t> overlong_words_{0}, overlong_characters_{0};  // every occurrence
 };
 
 }  // namespace posgeom::tokenize
