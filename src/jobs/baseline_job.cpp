@@ -10,12 +10,15 @@
 #include "posgeom/base/process_memory.h"
 #include "posgeom/jobs/output_directory.h"
 #include "posgeom/jobs/report_writer.h"
+#include "posgeom/pass/plan.h"
 
 namespace posgeom::jobs {
 
 void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::path& out, const pass::ReportOptions& report,
                            bool force) {
   if (dim <= 0 || dim % 2 || seq_len < 2) throw InputError("baseline", "needs an even --dim > 0 and --seq-len >= 2");
+  // The default ScreeNOT bound cut to the embedding's size, as analyze cuts it.
+  const auto fitted = pass::fitReportOptions(report, seq_len, dim);
   // The end stage holds P and its SVD factors (T x d each), the second moment (d x d) and
   // the Gram and its DCT (T x T), in doubles: refused before, not a bad_alloc after.
   const long double rows = static_cast<long double>(seq_len), cols = static_cast<long double>(dim);
@@ -46,7 +49,7 @@ void runSinusoidalBaseline(int64_t dim, int64_t seq_len, const std::filesystem::
   state.windows = 1;
   state.layers.push_back(std::move(s));
   OutputDirectory output(out, force ? OutMode::kForce : OutMode::kNew);
-  writeReport(state, report, output.work());
+  writeReport(state, fitted, output.work());
   output.commit();
   spdlog::info("sinusoidal baseline (d={}, T={}) in {}", dim, seq_len, out.string());
 }

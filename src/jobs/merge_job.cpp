@@ -14,6 +14,7 @@
 #include "posgeom/jobs/report_writer.h"
 #include "posgeom/pass/analysis_pass.h"
 #include "posgeom/pass/heads_stage.h"
+#include "posgeom/pass/plan.h"
 
 namespace posgeom::jobs {
 
@@ -24,6 +25,8 @@ void runMergeJob(const MergeJob& job) {
   if (!loaded.empty() && loaded.front().state.settings.contains("head_options"))
     caps.attention_samples = loaded.front().state.settings["head_options"].value("samples", caps.attention_samples);
   const auto merged = anova::mergeStates(loaded, caps, job.partial);
+  // The default ScreeNOT bound cut to the states' windows and width, as analyze cuts it.
+  const auto report = pass::fitReportOptions(job.report, merged.layers);
   if (merged.settings["data"].value("partial", false))
     spdlog::warn("a partial merge: shards {}/{} of the split, {} missing; the report says so (data.partial)",
                  merged.settings["coverage"]["shards"].dump(), merged.settings["coverage"]["shard_count"].get<int64_t>(),
@@ -45,8 +48,8 @@ void runMergeJob(const MergeJob& job) {
         throw InputError(job.model, "is not the states' model (its config or weights differ from " +
                                         merged.settings.value("model", std::string("theirs")) + ")");
       heads::HeadOptions defaults;
-      defaults.subspace_k = job.report.screenot_k;
-      defaults.subspace_strategy = job.report.screenot_strategy;
+      defaults.subspace_k = report.screenot_k;
+      defaults.subspace_strategy = report.screenot_strategy;
       const auto start = std::chrono::steady_clock::now();
       head_reports = pass::analyzeHeads(*model, merged, pass::headOptionsFromSettings(merged.settings["head_options"], defaults),
                                         merged.settings.value("causal", true));
@@ -56,7 +59,7 @@ void runMergeJob(const MergeJob& job) {
   }
   OutputDirectory output(job.out, job.force ? OutMode::kForce : OutMode::kNew);
   anova::saveState(merged, output.work() / kStateFile);
-  writeReport(state, job.report, output.work(), head_reports);
+  writeReport(state, report, output.work(), head_reports);
   output.commit();
   spdlog::info("merged {} states ({} windows) into {}", job.states.size(), merged.windows, job.out.string());
 }

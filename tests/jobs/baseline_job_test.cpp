@@ -32,6 +32,19 @@ TEST(BaselineJob, PositionalBasisIsTheCentredSinusoidalEmbedding) {
   EXPECT_EQ(summary["report"]["screenot_k"], 3);
 }
 
+TEST(BaselineJob, TheDefaultScreeNotBoundIsCutToTheEmbedding) {
+  // 12 positions: ScreeNOT's imputation takes k with 2k + 1 < 12, so 5 (the default 20
+  // used to fail the run on an option the user never gave).
+  ScratchDir s;
+  jobs::runSinusoidalBaseline(16, 12, s / "b", {});
+  EXPECT_EQ(summaryOf(s / "b")["report"]["screenot_k"], 5);
+  pass::ReportOptions given;
+  given.screenot_k = 20;
+  given.screenot_k_given = true;
+  EXPECT_THROW(jobs::runSinusoidalBaseline(16, 12, s / "c", given), InputError);
+  EXPECT_FALSE(std::filesystem::exists(s / "c"));
+}
+
 TEST(BaselineJob, OddDimensionsAreRefused) {
   ScratchDir s;
   EXPECT_THROW(jobs::runSinusoidalBaseline(15, 12, s / "b", {}), InputError);

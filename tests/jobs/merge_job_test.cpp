@@ -61,6 +61,36 @@ TEST(MergeJob, TwoShardsMergedEqualOneRun) {
   EXPECT_EQ(merged["data"]["windows"], 30);
 }
 
+TEST(MergeJob, TheDefaultScreeNotBoundIsCutToTheStatesAsAnalyzeCutsIt) {
+  // Shards of short windows analysed with the default bound (20, cut to fit by analyze):
+  // their merge used the uncut 20 and failed on "--screenot-k: 20 is too large".
+  POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
+  ScratchDir s;
+  pass::AnalyzeOptions job;
+  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
+  job.tokenizer = writeByteTokenizer(s / "tok");
+  job.corpus.path = (sharedDir() / "data/corpora/tinyshakespeare.txt").string();
+  job.seq_len = 16;
+  job.num_seqs = 8;
+  for (int i = 0; i < 2; ++i) {
+    job.shard = pass::Shard{i, 2};
+    job.out = s / ("shard" + std::to_string(i));
+    jobs::runAnalyzeJob(job);
+  }
+  jobs::MergeJob merge;
+  merge.states = {s / "shard0/state.safetensors", s / "shard1/state.safetensors"};
+  merge.out = s / "merged";
+  jobs::runMergeJob(merge);
+  EXPECT_EQ(summaryOf(s / "merged")["report"]["screenot_k"], summaryOf(s / "shard0")["report"]["screenot_k"]);
+  EXPECT_LT(summaryOf(s / "merged")["report"]["screenot_k"].get<int>(), 20);
+  // A bound the user gave that does not fit stays an error.
+  merge.out = s / "given";
+  merge.report.screenot_k = 20;
+  merge.report.screenot_k_given = true;
+  EXPECT_THROW(jobs::runMergeJob(merge), InputError);
+  EXPECT_FALSE(fs::exists(s / "given"));
+}
+
 TEST(MergeJob, HeadsOfAnotherModelTypeAreRefused) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
   ScratchDir s;
