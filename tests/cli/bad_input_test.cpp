@@ -220,7 +220,8 @@ std::vector<BadInput> cases() {
                    fillF32Tensor(m / "model.safetensors", "h.1.mlp.c_proj.weight", 1e30f);
                  }));
                },
-               2, "hidden.2: NaN or Inf in the activations (first at this hidden state, in the batch from window 0)"));
+               2, "hidden.2: NaN or Inf in the activations (first at this hidden state, in the batch from window 0); the run is in "
+                  "float32, so the model's config.json or weights make them"));
   c.push_back(row("tokenizer-missing",
                [](const fs::path& d) {
                  return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus",
@@ -444,6 +445,318 @@ std::vector<BadInput> cases() {
   c.push_back(row("dist-timeout-zero",
                   [](const fs::path&) { return Args{"analyze", "--dist-timeout", "0"}; },
                   2, "--dist-timeout: must be at least 1 second"));
+  // `posgeom batch`: a sweep of the bundled model on random ids, `top` before its tables and `more` after them.
+  const auto sweep = [](const fs::path& d, const std::string& top, const std::string& more) {
+    writeFile(d / "sweep.toml", top + "[analyze]\nseq-len = 16\nnum-seqs = 2\nscreenot-k = 3\n[corpora.wiki]\ncorpus = \"random\"\n"
+                                      "[models.d]\nmodel = \"" + kDefaultModel.string() + "\"\n" + more);
+    return Args{"batch", (d / "sweep.toml").string()};
+  };
+  c.push_back(row("batch-name-not-plain", [=](const fs::path& d) { return sweep(d, "", "[models.\"../../escaped\"]\nmodel = \"m\"\n"); },
+                  2, "sweep.toml: [models.\"../../escaped\"]: is not a plain directory name, and it names the run's directory in out"));
+  c.push_back(row("batch-names-collide",
+                  [=](const fs::path& d) {
+                    return sweep(d, "", "[models.\"a-b\"]\nmodel = \"m\"\n[models.a]\nmodel = \"m\"\n[corpora.\"b-wiki\"]\ncorpus = \"random\"\n");
+                  },
+                  2, "sweep.toml: [models.a-b] x [corpora.wiki] and [models.a] x [corpora.b-wiki] would both write a-b-wiki in out"));
+  c.push_back(row("batch-reference-missing", [=](const fs::path& d) { return sweep(d, "reference = \"./no-such-dir\"\n", ""); },
+                  2, "/no-such-dir: does not exist"));
+  c.push_back(row("batch-reference-file-missing",
+                  [=](const fs::path& d) {
+                    fs::create_directories(d / "ref");
+                    return sweep(d, "reference = \"./ref\"\n", "");
+                  },
+                  2, "/ref has no d-wiki.json: every model and corpus of the sweep is checked against its <model>-<corpus>.json"));
+  c.push_back(row("batch-key-unknown", [=](const fs::path& d) { return sweep(d, "", "modell = \"x\"\n"); },
+                  2, "sweep.toml: [models.d].modell: is not an analyze option (did you mean model?)"));
+  c.push_back(row("batch-flag-with-value", [=](const fs::path& d) { return sweep(d, "", "heads = \"yes\"\n"); },
+                  2, "sweep.toml: [models.d].heads: is a flag: true or false (got \"yes\")"));
+  c.push_back(row("batch-config-key", [=](const fs::path& d) { return sweep(d, "", "[variants.v]\nconfig = \"/etc/passwd\"\n"); },
+                  2, "sweep.toml: [variants.v].config: is not an analyze option: a sweep's tables hold the runs' options themselves"));
+  c.push_back(row("batch-out-empty", [=](const fs::path& d) { return sweep(d, "out = \"\"\n", ""); },
+                  2, "sweep.toml: out: is empty: name the directory the sweep writes into"));
+  c.push_back(row("batch-table-column-unknown", [=](const fs::path& d) { return sweep(d, "", "table-columns = [\"stabel_rank\"]\n"); },
+                  2, "sweep.toml: [models.d].table-columns: 'stabel_rank' is not a column (screenot_rank, "));
+  c.push_back(row("batch-table-layer-beyond-model", [=](const fs::path& d) { return sweep(d, "", "table-layers = [0, 99]\n"); },
+                  2, "sweep.toml: [models.d].table-layers: 99 is not a layer of run d-wiki (its model's hidden states are 0 to 4)"));
+  c.push_back(row("batch-series-same-step",
+                  [=](const fs::path& d) {
+                    for (const char* step : {"s/step_010", "s/step_10"}) fs::create_directories(d / step);
+                    return sweep(d, "", "[models.s]\nmodel = \"./s/step_*\"\n");
+                  },
+                  2, "/s/step_10 are both step 10: a series holds one checkpoint a step"));
+  c.push_back(row("batch-out-locked",
+                  [=](const fs::path& d) {
+                    // Another sweep holds d/out (this process, for the child posgeom to meet).
+                    const int fd = ::open((d / ".out.posgeom-lock").c_str(), O_RDWR | O_CREAT, 0644);
+                    EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+                    EXPECT_EQ(::write(fd, "4243\n", 5), 5);
+                    return sweep(d, "", "");
+                  },
+                  2, "out: is being written by another posgeom run (pid 4243); wait for it to finish or choose another out (or --out)"));
+  // forward and tokenize: the one-file output policy (io::OutputFile) and forward's ids.
+  c.push_back(row("forward-random-ids-empty",
+                  [](const fs::path&) { return Args{"forward", "--model", fixtureModel("tiny-gpt2").string(), "--random-ids", "0,16"}; },
+                  2, "--random-ids: 0,16: B (sequences) and T (tokens each) must both be positive"));
+  c.push_back(row("forward-random-ids-beyond-positions",
+                  [](const fs::path&) {
+                    return Args{"forward", "--model", fixtureModel("tiny-gpt2").string(), "--random-ids", "100000,100000"};
+                  },
+                  2, "--random-ids: T = 100000 exceeds the model's 128 positions"));
+  c.push_back(row("forward-random-ids-beyond-memory",
+                  [](const fs::path&) {
+                    return Args{"forward", "--model", fixtureModel("tiny-llama").string(), "--random-ids", "1000000000,1000000000"};
+                  },
+                  2, "--random-ids: 1000000000 x 1000000000 ids give "));
+  c.push_back(row("forward-hidden-state-non-finite",
+                  [](const fs::path& d) {
+                    const auto model = damagedGpt2(d, [](const fs::path& m) {
+                      fillF32Tensor(m / "model.safetensors", "h.0.mlp.c_proj.weight", 3e38f);  // finite, but overflows
+                    });
+                    return Args{"forward", "--model", model.string(), "--random-ids", "2,16"};
+                  },
+                  2, "hidden.1 (the first non-finite output) holds NaN or Inf: this model's config or weights make its forward non-finite; nothing written"));
+  c.push_back(row("forward-out-directory",
+                  [](const fs::path& d) {
+                    fs::create_directories(d / "out");
+                    return Args{"forward", "--model", fixtureModel("tiny-gpt2").string(), "--random-ids", "2,16"};
+                  },
+                  2, "out: is a directory, but --out is a file; give the name of a file in it"));
+  c.push_back(row("tokenize-out-directory",
+                  [](const fs::path& d) {
+                    fs::create_directories(d / "out");
+                    return Args{"tokenize", "--tokenizer", (sharedDir() / "data/tokenizers/gpt2").string(), "--input",
+                                textFile(d, "a.txt", "Hello world").string()};
+                  },
+                  2, "out: is a directory, but --out is a file; give the name of a file in it"));
+  // posgeom train on a tiny text model, its TOML in d/t.toml; `model` and `optim`/`run` keys set as given.
+  const auto trainToml = [](const fs::path& d, const std::string& optim = "", const std::string& run = "",
+                            const std::string& model = "context = 16\n") {
+    writeFile(d / "c.txt", prose(3000));
+    writeFile(d / "t.toml", "[model]\nlayers = 1\nheads = 2\nwidth = 16\n" + model + "[data]\ncorpus = \"c.txt\"\n[optim]\n" +
+                                "iterations = 20\nbatch_size = 2\n" + optim + "[run]\neval_interval = 10\neval_batches = 1\n" +
+                                "checkpoint_interval = 5\n" + run);
+    return (d / "t.toml").string();
+  };
+  // A run stopped at step 10 in d/out (one thread), and the arguments that resume it.
+  const auto stoppedTraining = [trainToml](const fs::path& d, const std::string& optim = "") {
+    const auto r = runPosgeom({"--threads", "1", "-q", "train", "--config", trainToml(d), "--out", (d / "out").string(), "--stop-after", "10"});
+    if (r.exit_code != 0) ADD_FAILURE() << r.err;
+    return Args{"--threads", "1", "train", "--config", trainToml(d, optim), "--out", (d / "out").string(), "--resume"};
+  };
+  const auto nothingThere = [](const fs::path& out) { EXPECT_FALSE(fs::exists(out)) << out; };
+  c.push_back(row("train-learning-rate-inf",
+                  [=](const fs::path& d) { return Args{"train", "--config", trainToml(d, "learning_rate = inf\n")}; },
+                  2, "t.toml: [optim] learning_rate must be a finite number (got inf)", nothingThere));
+  c.push_back(row("train-beta-out-of-range",
+                  [=](const fs::path& d) { return Args{"train", "--config", trainToml(d, "beta2 = 1.5\n")}; },
+                  2, "t.toml: [optim] beta1 and beta2 must be in [0, 1)", nothingThere));
+  c.push_back(row("train-min-lr-above-lr",
+                  [=](const fs::path& d) { return Args{"train", "--config", trainToml(d, "learning_rate = 0.002\nmin_learning_rate = 1\n")}; },
+                  2, "t.toml: [optim] min_learning_rate 1 must be in [0, learning_rate 0.002]", nothingThere));
+  c.push_back(row("train-seed-negative",
+                  [=](const fs::path& d) { return Args{"train", "--config", trainToml(d, "", "seed = -7\n")}; },
+                  2, "t.toml: [run] seed must be a whole number >= 0 (got -7)", nothingThere));
+  c.push_back(row("train-too-large",
+                  [=](const fs::path& d) { return Args{"train", "--config", trainToml(d, "", "", "context = 100000000\n")}; },
+                  2, "t.toml: training needs about ", [](const fs::path& out) {
+                    EXPECT_FALSE(fs::exists(out)) << out;
+                  }));
+  c.push_back(row("train-corpus-too-short",
+                  [=](const fs::path& d) {
+                    const auto config = trainToml(d);
+                    writeFile(d / "c.txt", "ab");
+                    return Args{"train", "--config", config};
+                  },
+                  2, "c.txt: the training split has 1 tokens, fewer than one window of 17", nothingThere));
+  c.push_back(row("train-out-not-empty",
+                  [=](const fs::path& d) {
+                    fs::create_directories(d / "out");
+                    writeFile(d / "out/summary.json", "{}");
+                    return Args{"train", "--config", trainToml(d)};
+                  },
+                  2, "out: holds 'summary.json', which is not a posgeom training run's file; train replaces only a training run (with --force)",
+                  [](const fs::path& out) { EXPECT_EQ(readFile(out / "summary.json"), "{}"); }));
+  c.push_back(row("train-force-not-a-run",
+                  [=](const fs::path& d) {
+                    fs::create_directories(d / "out");
+                    writeFile(d / "out/model.safetensors", "x");
+                    writeFile(d / "out/notes.txt", "mine");
+                    return Args{"train", "--config", trainToml(d), "--force"};
+                  },
+                  2, "out: holds 'notes.txt', which is not a posgeom training run's file",
+                  [](const fs::path& out) { EXPECT_EQ(readFile(out / "model.safetensors"), "x"); }));
+  c.push_back(row("train-resume-no-checkpoint",
+                  [=](const fs::path& d) { return Args{"train", "--config", trainToml(d), "--out", (d / "out").string(), "--resume"}; },
+                  2, "out/checkpoint.safetensors: no checkpoint to resume from", nothingThere));
+  c.push_back(row("train-resume-other-config",
+                  [=](const fs::path& d) { return stoppedTraining(d, "learning_rate = 0.002\n"); },
+                  2, "out/checkpoint.safetensors: was made with another training config: optim.learning_rate (saved 0.001, now 0.002)"));
+  c.push_back(row("train-resume-other-corpus",
+                  [=](const fs::path& d) {
+                    auto args = stoppedTraining(d);
+                    writeFile(d / "c.txt", "THE QUICK " + prose(2990));
+                    return args;
+                  },
+                  2, "c.txt: is not the corpus the checkpoint's run trained on (its files differ; "));
+  c.push_back(row("train-resume-before-the-step",
+                  [=](const fs::path& d) { return with(stoppedTraining(d), {"--iterations", "5"}); },
+                  2, "out/checkpoint.safetensors: is at step 10, past the 5 iterations asked: resume with --iterations 10 or more (the run was scheduled for 20)"));
+  c.push_back(row("train-resume-other-threads",
+                  [=](const fs::path& d) { return with(stoppedTraining(d), {"--threads", "2"}); },
+                  2, "was saved by a run with 1 threads and this one has 2: the same loss curve needs the same threads, so resume with --threads 1"));
+  c.push_back(row("eval-addition-text-model",
+                  [](const fs::path&) { return Args{"eval-addition", "--model", kDefaultModel.string(), "--max-digits", "2", "--samples", "5"}; },
+                  2, "default: was trained with [data] task = \"text\" (its train_config.json); eval-addition measures a model trained with [data] task = \"addition\"",
+                  [](const fs::path& out) { EXPECT_FALSE(fs::exists(out)) << out; }));
+  c.push_back(row("eval-addition-no-tokenizer",
+                  [](const fs::path&) {
+                    return Args{"eval-addition", "--model", (fs::path(POSGEOM_SOURCE_DIR) / "tests/fixtures/hf/hf-gpt2").string()};
+                  },
+                  2, "hf-gpt2: has no tokenizer (tokenizer.json, as posgeom train writes it); eval-addition measures a model trained with [data] task = \"addition\""));
+  // Model configs and checkpoints (issue 31: values that made the forward NaN, tensors left out silently).
+  c.push_back(row("config-value-breaks-forward",
+                  [](const fs::path& d) {
+                    return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["layer_norm_epsilon"] = -1; }); }));
+                  },
+                  2, "config.json: layer_norm_epsilon must be a number >= 0 (got -1)"));
+  c.push_back(row("config-rope-scaling-without-type",
+                  [](const fs::path& d) {
+                    const auto m = copyFixtureModel("tiny-llama", d);
+                    editConfig(m, [](auto& j) { j["rope_scaling"] = {{"factor", 2.0}}; });
+                    return onRandomIds(m);
+                  },
+                  2, "config.json: rope_scaling gives a factor but no rope_type"));
+  c.push_back(row("config-infinity",
+                  [](const fs::path& d) {
+                    return onRandomIds(damagedGpt2(d, [](const fs::path& m) {
+                      auto j = nlohmann::json::parse(readFile(m / "config.json"));
+                      j["layer_norm_epsilon"] = "INF";
+                      auto text = j.dump();
+                      text.replace(text.find("\"INF\""), 5, "Infinity");
+                      writeFile(m / "config.json", text);
+                    }));
+                  },
+                  2, "key 'layer_norm_epsilon' holds Infinity, which is not JSON (JSON has no Infinity or NaN"));
+  c.push_back(row("config-integer-too-large",
+                  [](const fs::path& d) {
+                    return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["n_positions"] = 1e30; }); }));
+                  },
+                  2, "config.json: key 'n_positions' or 'max_position_embeddings' is 1e+30, too large"));
+  c.push_back(row("config-layers-fewer-than-checkpoint",
+                  [](const fs::path& d) {
+                    return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["n_layer"] = 1; }); }));
+                  },
+                  2, "config.json: n_layer is 1 but model.safetensors holds layers 0..2"));
+  auto gpt_neo = [](const fs::path& d, const std::function<void(nlohmann::json&)>& edit) {
+    fs::copy(fs::path(POSGEOM_SOURCE_DIR) / "tests/fixtures/hf/hf-gpt-neo", d / "neo", fs::copy_options::recursive);
+    editConfig(d / "neo", edit);
+    return onRandomIds(d / "neo");
+  };
+  c.push_back(row("gpt-neo-attention-types-negative",
+                  [=](const fs::path& d) {
+                    return gpt_neo(d, [](auto& j) { j["attention_types"] = {{{"global", "local"}, 1}, {{"local"}, -1}}; });
+                  },
+                  2, "config.json: attention_types repeats [\"local\"] -1 times: a repeat count must not be negative"));
+  c.push_back(row("gpt-neo-attention-types-missing",
+                  [=](const fs::path& d) { return gpt_neo(d, [](auto& j) { j.erase("attention_types"); }); },
+                  2, "config.json: attention_types is not set, and transformers' default [[[\"global\",\"local\"],12]] gives 24 layers but num_layers is 2"));
+  c.push_back(row("index-empty-weight-map",
+                  [](const fs::path& d) {
+                    const auto m = copyFixtureModel("tiny-llama", d);
+                    writeFile(m / "model.safetensors.index.json", R"({"metadata": {}, "weight_map": {}})");
+                    return onRandomIds(m);
+                  },
+                  2, "model.safetensors.index.json: weight_map is empty"));
+  c.push_back(row("weights-beyond-dtype",
+                  [](const fs::path& d) {
+                    return onRandomIds(damagedGpt2(d, [](const fs::path& m) { fillF32Tensor(m / "model.safetensors", "ln_f.weight", 1e5F); }),
+                                       {"--dtype", "float16"});
+                  },
+                  2, "model.safetensors: tensor 'ln_f.weight' holds 100000, beyond the range of float16"));
+  // `--activations` files: F32 tensors of `value`, `hidden` [1, n, 16, 8] or hidden.<l> [n, 16, 8].
+  const auto activations = [](const fs::path& d, const std::vector<std::string>& names, int n, float value) {
+    std::string header, data;
+    for (const auto& name : names) {
+      const std::string shape = (name == "hidden" ? "[1, " : "[") + std::to_string(n) + ", 16, 8]";
+      const auto begin = data.size();
+      for (int i = 0; i < n * 16 * 8; ++i) data.append(reinterpret_cast<const char*>(&value), sizeof value);
+      header += std::string(header.empty() ? "{" : ", ") + "\"" + name + "\": {\"dtype\": \"F32\", \"shape\": " + shape +
+                ", \"data_offsets\": [" + std::to_string(begin) + ", " + std::to_string(data.size()) + "]}";
+    }
+    writeFile(d / "act.safetensors", safetensorsBytes(header + "}", data));
+    return Args{"analyze", "--activations", (d / "act.safetensors").string()};
+  };
+  c.push_back(row("activations-no-sequences", [=](const fs::path& d) { return activations(d, {"hidden"}, 0, 0.5f); },
+                  2, "act.safetensors: holds no sequences: its hidden states are [1, 0, 16, 8] [L, N, T, d], N = 0"));
+  c.push_back(row("activations-gap", [=](const fs::path& d) { return activations(d, {"hidden.0", "hidden.1", "hidden.3"}, 2, 0.5f); },
+                  2, "act.safetensors: has no 'hidden.2' but has hidden.3: the hidden states must be numbered 0, 1, 2, ... without a gap"));
+  c.push_back(row("activations-bad-name", [=](const fs::path& d) { return activations(d, {"hidden.0", "hidden.01"}, 2, 0.5f); },
+                  2, "act.safetensors: 'hidden.01' is not a hidden state's name"));
+  c.push_back(row("activations-overflow", [=](const fs::path& d) { return activations(d, {"hidden"}, 2, 1e30f); },
+                  2, "act.safetensors: holds values up to 1e+30 at hidden state 0 (in sequences 0..1): finite, but their squares overflow float32"));
+  c.push_back(row("activations-one-window", [=](const fs::path& d) { return activations(d, {"hidden"}, 1, 0.5f); },
+                  0, "act.safetensors: one window only: a single sequence is its own context mean, so the report's context and residual are zero"));
+  c.push_back(row("shard-past-num-seqs", [](const fs::path&) { return onRandomIds(fixtureModel("tiny-gpt2"), {"--shard", "5/8"}); },
+                  2, "--shard: 5/8 leaves this shard no window: it reads windows 5, 13, ... of the --num-seqs 2 (0..1)"));
+  c.push_back(row("windows-per-document-negative",
+                  [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--windows-per-document", "-3"}); },
+                  2, "--windows-per-document: must not be negative (got -3; 0: no limit)"));
+  c.push_back(row("heads-thresholds-contradictory",
+                  [](const fs::path&) {
+                    return onRandomIds(fixtureModel("tiny-gpt2"), {"--heads", "--local-below", "0.9", "--uniform-above", "0.1"});
+                  },
+                  2, "--local-below: 0.9 is above --uniform-above 0.1: a head would be local and uniform at once"));
+  c.push_back(row("screenot-k-default-cut",
+                  [](const fs::path&) {
+                    return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus", "random", "--num-seqs", "2",
+                                "--seq-len", "16"};
+                  },
+                  0, "", [](const fs::path& out) {
+                    EXPECT_EQ(nlohmann::json::parse(readFile(out / "summary.json"))["report"]["screenot_k"], 6);  // 2k + 1 < 15
+                  }));
+  c.push_back(row("bench-seq-len-beyond-positions",
+                  [](const fs::path&) { return Args{"bench", "--model", fixtureModel("tiny-gpt2").string(), "--seq-len", "100000"}; },
+                  2, "--seq-len: 100000 exceeds the model's 128 learned positions"));
+  // The bundled model's tokenizer.json, edited.
+  const auto editedTokenizer = [](const fs::path& d, const std::function<void(nlohmann::json&)>& edit) {
+    fs::copy(kDefaultModel, d / "m", fs::copy_options::recursive);
+    auto t = nlohmann::json::parse(readFile(d / "m/tokenizer.json"));
+    edit(t);
+    writeFile(d / "m/tokenizer.json", t.dump());
+    return d / "m";
+  };
+  c.push_back(row("tokenizer-no-unk-drops",
+                  [=](const fs::path& d) {
+                    const auto m = editedTokenizer(d, [](nlohmann::json& t) { t["model"].erase("unk_token"); });
+                    return with(onText(textFile(d, "a.txt", "caf\xC3\xA9 " + prose(500) + " na\xC3\xAFve r\xC3\xA9sum")),
+                                {"--model", m.string()});
+                  },
+                  0, "tokenizer.json: 3 characters of the text read are outside the vocabulary and were dropped from the ids: there is no unk_token"));
+  c.push_back(row("tokenizer-wordpiece-no-pretokenizer",
+                  [=](const fs::path& d) {
+                    const auto m = editedTokenizer(d, [](nlohmann::json& t) {
+                      t["model"]["type"] = "WordPiece";
+                      t["model"].erase("merges");
+                    });
+                    std::string rows;
+                    for (int i = 0; i < 40; ++i) rows += "{\"text\": \"a\"}\n";
+                    rows += "{\"text\": \"" + std::string(200, 'a') + "\"}\n";
+                    writeFile(d / "c.jsonl", rows);
+                    return with(onText(d / "c.jsonl"), {"--model", m.string(), "--cross-documents"});
+                  },
+                  0, "tokenizer.json: a WordPiece model without a pre_tokenizer takes each text as one word"));
+  c.push_back(row("eval-addition-out-directory",
+                  [](const fs::path& d) {
+                    fs::create_directories(d / "out");  // checked before the model is: a refusal costs nothing
+                    return Args{"eval-addition", "--model", kDefaultModel.string(), "--max-digits", "2", "--samples", "5"};
+                  },
+                  2, "out: is a directory, but --out is a file; give the name of a file in it"));
+  c.push_back(row("merge-model-revision",
+                  [](const fs::path& d) {
+                    // merge --model takes --revision as analyze does; the hub name is resolved before the states are read.
+                    return Args{"merge", (d / "state.safetensors").string(), "--model", "org/not-cached", "--revision", "dev"};
+                  },
+                  2, "org/not-cached: not a directory, and not in the Hugging Face cache"));
   return c;
 }
 
