@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "posgeom/base/edit_distance.h"
 #include "posgeom/base/error.h"
 
 namespace posgeom::report {
@@ -96,21 +97,6 @@ void valueKeys(const nlohmann::json& j, const std::string& key, std::set<std::st
   } else if (!key.empty()) {
     keys.insert(key);
   }
-}
-
-std::size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // A tolerance for a key the reference does not hold would loosen nothing: a typo, refused.

@@ -1,0 +1,88 @@
+#include "posgeom/jobs/kept_report.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "posgeom/base/error.h"
+#include "posgeom/corpus/corpus_source.h"
+#include "posgeom/corpus/document_reader.h"
+#include "posgeom/io/atomic_file.h"
+#include "posgeom/io/fingerprint.h"
+#include "posgeom/io/hub_cache.h"
+#include "posgeom/io/json_file.h"
+
+namespace posgeom::jobs {
+namespace fs = std::filesystem;
+namespace {
+
+// What batch adds to a run's summary.json: the run of the sweep that made it, as the
+// sweep file gave it (its options as written, paths resolved).
+nlohmann::json sweepRecord(const SweepRun& run) {
+  nlohmann::json options = nlohmann::json::object();
+  for (const auto& [key, value] : run.options) options[key] = value;
+  return {{"model", run.model}, {"corpus", run.corpus}, {"variant", run.variant}, {"checkpoint", run.checkpoint}, {"options", options}};
+}
+
+// The options whose values differ: seq-len (then "64", now "32").
+std::string optionsDifference(const nlohmann::json& then, const nlohmann::json& now) {
+  std::vector<std::string> differ;
+  auto text = [](const nlohmann::json& options, const std::string& key) {
+    return !options.contains(key) ? std::string("not set") : options[key] == "" ? std::string("set") : options[key].dump();
+  };
+  for (const auto* side : {&then, &now})
+    for (const auto& [key, value] : side->items())
+      if (then.value(key, nlohmann::json()) != now.value(key, nlohmann::json()) &&
+          std::find(differ.begin(), differ.end(), key) == differ.end())
+        differ.push_back(key);
+  for (auto& key : differ) key += " (then " + text(then, key) + ", now " + text(now, key) + ")";
+  return joined(differ);
+}
+
+// The model and corpus files' identity as analyze records it (by content: the same files
+// under another path are the same, other files under the same path are not).
+std::string modelIdentity(const pass::AnalyzeOptions& job) {
+  const auto dir = io::resolveModelDir(job.model, io::processEnv(), job.revision);
+  return io::modelFingerprint(dir) + " " + io::snapshotCommit(dir);
+}
+
+std::string corpusIdentity(const pass::AnalyzeOptions& job) {
+  if (corpus::isGenerated(job.corpus.path) || job.corpus.path == "-") return "";
+  std::vector<fs::path> files;
+  for (const auto& f : corpus::corpusFiles(job.corpus.path)) files.emplace_back(f);
+  if (!std::all_of(files.begin(), files.end(), [](const fs::path& f) { return fs::is_regular_file(f); })) return "";
+  return io::fingerprintFiles(files);
+}
+
+}  // namespace
+
+void recordSweepRun(const SweepRun& run, const fs::path& summary_path) {
+  auto summary = io::readJsonFile(summary_path);
+  summary["sweep"] = sweepRecord(run);
+  io::writeTextFileAtomically(summary_path, summary.dump(2) + "\n");
+}
+
+std::string staleReason(const SweepRun& run, const pass::AnalyzeOptions& job, const fs::path& summary_path) {
+  try {
+    const auto summary = io::readJsonFile(summary_path);
+    if (!summary.is_object() || !summary.contains("sweep")) return "its summary.json records no sweep run (analyze's own, or an older posgeom's)";
+    const auto& then = summary["sweep"];
+    const auto now = sweepRecord(run);
+    for (const char* key : {"model", "corpus", "variant", "checkpoint"})
+      if (then.value(key, nlohmann::json()) != now[key])
+        return std::string("it is the report of ") + key + " " + then.value(key, nlohmann::json()).dump() + ", not " + now[key].dump();
+    if (const auto difference = optionsDifference(then.value("options", nlohmann::json::object()), now["options"]); !difference.empty())
+      return "it was made with other options: " + difference;
+    if (job.activations.empty() &&
+        summary.value("model_fingerprint", "") + " " + summary.value("model_commit", "") != modelIdentity(job))
+      return "the model's files (its config or weights) are not the ones it was made from";
+    if (job.activations.empty() && summary.value("corpus_fingerprint", "") != corpusIdentity(job))
+      return "the corpus's files are not the ones it was made from";
+  } catch (const InputError& e) {
+    return std::string("it cannot be checked: ") + e.what();
+  } catch (const nlohmann::json::exception& e) {
+    return "its summary.json is not a report's: " + io::jsonErrorMessage(e);
+  }
+  return "";
+}
+
+}  // namespace posgeom::jobs
