@@ -23,6 +23,7 @@ void addBenchCommand(CLI::App& app, std::vector<Command>& commands) {
   addDeviceOptions(sub, job->device, job->dtype);
   sub->add_option("--work-dir", job->work_dir, "keep the random checkpoints here and reuse them (default: temporary)");
   sub->add_option("--out", job->out, "also write the numbers as JSON");
+  sub->add_flag("--force", job->force, "replace an existing --out file");
   commands.push_back({sub, [job] { std::cout << jobs::benchTable(jobs::runBench(*job)) << std::flush; }});
   commands.back().runs_model = true;
 }

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
+#include "posgeom/io/path_lock.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/random_checkpoint.h"
 
@@ -11,6 +12,7 @@ void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands) {
   struct Options {
     model::RandomCheckpointSpec spec;
     std::string out;
+    bool force = false;
   };
   auto opt = std::make_shared<Options>();
   auto& s = opt->spec;
@@ -27,7 +29,10 @@ void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--positions", s.max_positions, "maximum positions")->capture_default_str();
   sub->add_option("--seed", s.seed)->capture_default_str();
   sub->add_option("--out", opt->out, "output directory")->required();
+  sub->add_flag("--force", opt->force, "replace a random model already in --out");
   commands.push_back({sub, [opt] {
+                        const io::PathLock lock(opt->out);
+                        model::checkRandomCheckpointOut(opt->out, opt->force);
                         model::writeRandomCheckpoint(opt->spec, opt->out);
                         spdlog::info("wrote a random {} checkpoint to {}", opt->spec.model_type, opt->out);
                       }});

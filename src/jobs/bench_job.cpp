@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -14,7 +15,7 @@
 #include "posgeom/base/error.h"
 #include "posgeom/base/process_memory.h"
 #include "posgeom/corpus/window_sampler.h"
-#include "posgeom/io/atomic_file.h"
+#include "posgeom/io/output_file.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/bench_rounds.h"
 #include "posgeom/jobs/report_writer.h"
@@ -304,6 +305,9 @@ BenchResult runBench(const BenchJob& job) {
   if (job.rounds < 1) throw InputError("--rounds", "must be at least 1");
   if (job.batch_size < 0) throw InputError("--batch-size", "must not be negative");
   runtime::requireDevice(job.device);
+  // --out is judged (and held) before minutes of measuring, not when they are over.
+  std::optional<io::OutputFile> out;
+  if (!job.out.empty()) out.emplace(job.out, io::OutputFileRules{"--out", job.force, {}});
   std::vector<std::pair<std::string, fs::path>> models;
   for (const auto& m : job.models) {
     if (!fs::exists(m / "config.json")) throw InputError(m.string(), "holds no config.json");
@@ -340,7 +344,7 @@ BenchResult runBench(const BenchJob& job) {
     spdlog::info("measuring {}", name);
     result.models.push_back(measureModel(job, name, dir, result.gemm_gflops));
   }
-  if (!job.out.empty()) io::writeTextFileAtomically(job.out, benchJson(result).dump(2) + "\n");
+  if (out) out->writeText(benchJson(result).dump(2) + "\n");
   return result;
 }
 

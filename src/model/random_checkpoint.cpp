@@ -10,10 +10,14 @@
 #include "posgeom/base/process_memory.h"
 #include "posgeom/base/parallel.h"
 #include "posgeom/io/atomic_file.h"
+#include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/architecture.h"
 
 namespace posgeom::model {
+
+// model.safetensors' mark of a checkpoint this wrote: --force replaces only those.
+constexpr const char* kGenerator = "posgeom random-model";
 namespace {
 
 // Up to this many parameters, one generator draws every value in order (the values small
@@ -81,6 +85,33 @@ void checkItFits(const std::vector<TensorSpec>& tensors, const std::filesystem::
 
 }  // namespace
 
+void checkRandomCheckpointOut(const std::filesystem::path& dir, bool force) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) return;
+  if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir.string(), "exists and is not a directory");
+  if (std::filesystem::is_empty(dir, ec)) return;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const auto name = e.path().filename().string();
+    if (!e.is_regular_file() || (name != "config.json" && name != "model.safetensors"))
+      throw InputError(dir.string(), "holds '" + name +
+                                         "', which random-model does not write; --force replaces only a random model's "
+                                         "config.json and model.safetensors, so move it or choose another --out");
+  }
+  if (!force) throw InputError(dir.string(), "holds a checkpoint; pass --force to replace it");
+  // Names alone do not make it ours: a Hugging Face model may hold just these two files.
+  const auto weights = dir / "model.safetensors";
+  bool ours = false;
+  try {
+    const auto meta = io::SafetensorsFile::open(weights).metadata();
+    const auto it = meta.find("generator");
+    ours = it != meta.end() && it->second == kGenerator;
+  } catch (const InputError&) {
+  }
+  if (!ours)
+    throw InputError(dir.string(), "holds a model that random-model did not write (" + weights.filename().string() +
+                                       " has no '" + kGenerator + "' mark); --force replaces only a random model");
+}
+
 void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesystem::path& dir) {
   const auto& arch = architectureFor(spec.model_type, "--arch");
   if (spec.layers > kMaxLayers)
@@ -116,7 +147,7 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
   std::normal_distribution<float> normal(0.0f, static_cast<float>(spec.init_std));
   io::SafetensorsWriter writer;
   writer.setMetadata("format", "pt");
-  writer.setMetadata("generator", "posgeom random-model");
+  writer.setMetadata("generator", kGenerator);
   int64_t parameters = 0;
   for (const auto& t : tensors) parameters += t.optional ? 0 : t.numel();
   const bool one_stream = parameters <= kOneStreamParameters;

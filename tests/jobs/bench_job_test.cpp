@@ -110,6 +110,23 @@ TEST(BenchJob, BadRequestsFailBeforeAnyMeasurement) {
   EXPECT_FALSE(std::filesystem::exists(s / "never.json"));
 }
 
+TEST(BenchJob, AnExistingOutIsReplacedOnlyWithForceAndAnInputNever) {
+  // bench --out used to overwrite any file when the measuring was done, even the weights
+  // it had just measured.
+  ScratchDir s;
+  writeFile(s / "mine.json", "mine");
+  jobs::BenchJob job;
+  job.shapes = {"gpt2-small"};
+  job.out = s / "mine.json";
+  try {
+    jobs::runBench(job);
+    ADD_FAILURE() << "an existing --out was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("exists; pass --force to replace it"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(readFile(s / "mine.json"), "mine");
+}
+
 // --seq-len past a model's learned positions used to be found after the corpus was read
 // for the tokenizer's rate, and blamed on the corpus' documents.
 TEST(BenchJob, ASeqLenBeyondTheModelsPositionsIsRefusedFirst) {

@@ -38,6 +38,7 @@ struct BenchJob {
   runtime::ComputeDtype dtype = runtime::ComputeDtype::kFloat32;
   std::filesystem::path work_dir;                 // generated checkpoints, kept and reused; empty: temporary
   std::filesystem::path out;                      // JSON; empty: none
+  bool force = false;                             // replace an existing --out file
 };
 
 struct BenchModelResult {

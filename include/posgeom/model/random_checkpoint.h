@@ -23,4 +23,9 @@ struct RandomCheckpointSpec {
 // Writes config.json and model.safetensors into `dir` (created if needed).
 void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesystem::path& dir);
 
+// random-model's --out, checked before anything is written: absent or empty, or, with
+// --force, a directory holding nothing but those two files (an earlier random model);
+// anything else in it is the user's and is never replaced. InputError naming `dir`.
+void checkRandomCheckpointOut(const std::filesystem::path& dir, bool force);
+
 }  // namespace posgeom::model
