@@ -42,4 +42,8 @@ std::string formatBytes(int64_t bytes) {
   return buf;
 }
 
+std::string formatByteEstimate(long double bytes) {
+  return bytes > 9e18L ? std::string("over 8 EiB") : formatBytes(static_cast<int64_t>(bytes));
+}
+
 }  // namespace posgeom

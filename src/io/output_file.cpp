@@ -30,6 +30,16 @@ std::optional<fs::path> asInput(const fs::path& out, const fs::path& input) {
   return std::nullopt;
 }
 
+// Whether `path` (existing or not) lies under the directory `dir`, links resolved.
+bool inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const auto file = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  const auto root = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (ec) return false;
+  const auto relative = file.lexically_relative(root);
+  return !relative.empty() && *relative.begin() != ".." && relative != ".";
+}
+
 }  // namespace
 
 OutputFile::OutputFile(fs::path path, OutputFileRules rules) : path_(std::move(path)), rules_(std::move(rules)) {
@@ -66,13 +76,18 @@ void OutputFile::check() const {
   std::error_code ec;
   if (fs::is_directory(path_, ec))
     throw InputError(text, "is a directory, but " + rules_.option + " is a file; give the name of a file in it");
-  if (!present(path_)) return;
+  if (present(path_))
+    for (const auto& input : rules_.inputs)
+      if (const auto is = asInput(path_, input))
+        throw InputError(text, "is " + (normalisedPath(*is) == normalisedPath(path_) ? "" : is->string() + ", ") +
+                                   "one of the files this run reads; choose another " + rules_.option +
+                                   " (--force never replaces an input)");
+  // Not even a new file inside a directory the run reads: a model's or a corpus' directory
+  // would read it as its own the next time.
   for (const auto& input : rules_.inputs)
-    if (const auto is = asInput(path_, input))
-      throw InputError(text, "is " + (normalisedPath(*is) == normalisedPath(path_) ? "" : is->string() + ", ") +
-                                 "one of the files this run reads; choose another " + rules_.option +
-                                 " (--force never replaces an input)");
-  if (!rules_.force) throw InputError(text, "exists; pass --force to replace it");
+    if (fs::is_directory(input, ec) && inside(path_, input))
+      throw InputError(text, "lies inside " + input.string() + ", which this run reads; choose another " + rules_.option);
+  if (present(path_) && !rules_.force) throw InputError(text, "exists; pass --force to replace it");
 }
 
 void OutputFile::writeWith(const std::function<void(const fs::path&)>& write_to) {

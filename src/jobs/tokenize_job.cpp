@@ -19,13 +19,11 @@ std::filesystem::path tokenizerDir(const TokenizeJob& job) {
   return io::resolveModelDir(job.model, io::processEnv(), job.revision);
 }
 
-// What the run reads, which --out never replaces: the corpus and the tokenizer's files.
+// What the run reads, which --out never replaces nor writes into: the corpus and the
+// tokenizer's directory.
 io::OutputFileRules outputRules(const TokenizeJob& job, const std::filesystem::path& tokenizer_dir) {
-  io::OutputFileRules rules{"--out", job.force, {}};
+  io::OutputFileRules rules{"--out", job.force, {tokenizer_dir}};
   if (job.input != "-") rules.inputs.push_back(job.input);
-  for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
-                           "vocab.txt", "tokenizer.model", "config.json"})
-    rules.inputs.push_back(tokenizer_dir / name);
   return rules;
 }
 

@@ -40,13 +40,14 @@ void checkRandomShape(const HiddenStatesRequest& job, const ModelConfig& config)
 // memory free, or the run would end in an allocator's "internal error" or the OOM killer.
 void checkOutputsFit(const Model& model, int64_t batch, int64_t len, bool logits, const std::string& where) {
   const auto& c = model.config();
-  const double tokens = static_cast<double>(batch) * static_cast<double>(len);
-  const double hidden = tokens * 4.0 * static_cast<double>(c.hidden_size) * static_cast<double>(model.numHiddenStates() + 1);
-  const double logit_bytes = logits ? tokens * 4.0 * static_cast<double>(c.vocab_size) : 0.0;
-  const double need = hidden + logit_bytes + tokens * 8.0;
+  using Bytes = long double;
+  const Bytes tokens = static_cast<Bytes>(batch) * static_cast<Bytes>(len);
+  const Bytes hidden = tokens * 4 * static_cast<Bytes>(c.hidden_size) * static_cast<Bytes>(model.numHiddenStates() + 1);
+  const Bytes logit_bytes = logits ? tokens * 4 * static_cast<Bytes>(c.vocab_size) : 0;
+  const Bytes need = hidden + logit_bytes + tokens * 8;
   const auto free = availableHostMemory();
-  if (!free || need <= static_cast<double>(*free)) return;
-  auto bytes = [](double b) { return formatBytes(static_cast<int64_t>(std::min(b, 9.0e18))); };
+  if (!free || need <= static_cast<Bytes>(*free)) return;
+  const auto bytes = [](Bytes b) { return formatByteEstimate(b); };
   throw InputError(where, std::to_string(batch) + " x " + std::to_string(len) + " ids give " + bytes(need) +
                               " of outputs to hold in memory (hidden states " + bytes(hidden) +
                               (logits ? ", logits " + bytes(logit_bytes) : std::string()) + "), and " + bytes(*free) +
@@ -54,11 +55,11 @@ void checkOutputsFit(const Model& model, int64_t batch, int64_t len, bool logits
 }
 
 // The model checks the ids of each few sequences it runs; all of them here, before the first.
-void checkIds(const at::Tensor& ids, const ModelConfig& config) {
-  if (ids.numel() == 0) throw InputError("input_ids", "no tokens");
+void checkIds(const at::Tensor& ids, const ModelConfig& config, const std::string& file) {
+  if (ids.numel() == 0) throw InputError(file, "input_ids holds no tokens");
   const auto lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
   if (lo < 0 || hi >= config.vocab_size)
-    throw InputError("input_ids", "token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary of " +
+    throw InputError(file, "input_ids: token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary of " +
                                       std::to_string(config.vocab_size));
 }
 
@@ -126,7 +127,7 @@ std::string collectHiddenStates(const HiddenStatesRequest& job, io::SafetensorsW
     ids = randomIds(job, model.config().vocab_size);
   } else {
     ids = readInputIds(job.ids_path);
-    checkIds(ids, model.config());
+    checkIds(ids, model.config(), job.ids_path.string());
     checkOutputsFit(model, ids.size(0), ids.size(1), logits, job.ids_path.string());
   }
   const int64_t batch = ids.size(0), len = ids.size(1), width = model.config().hidden_size;

@@ -1,6 +1,7 @@
 #include <cstdlib>
 
 #include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -85,6 +86,20 @@ TEST(ForwardCommand, OutNamingADirectorySaysSo) {
 }
 
 // Probe 3 case 281: `--random-ids 0,16` silently became one sequence.
+TEST(ForwardCommand, IdsOutsideTheVocabularyNameTheirFile) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const auto ids = s / "bad-ids.safetensors";
+  io::SafetensorsWriter w;
+  w.addI64("input_ids", {1, 3}, {1, 2, 99999});
+  w.write(ids);
+  const auto r = runPosgeom({"forward", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--ids", ids.string(),
+                             "--out", (s / "h.safetensors").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(ids.string() + ": input_ids: token id 99999 is outside the vocabulary"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(s / "h.safetensors"));
+}
+
 TEST(ForwardCommand, RandomIdsOfNoSequencesAreRefused) {
   ScratchDir s;
   const auto r = runPosgeom({"forward", "--model", hfFixtureDir("hf-gpt2").string(), "--random-ids", "0,16", "--out",

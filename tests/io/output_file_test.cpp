@@ -63,6 +63,22 @@ TEST(OutputFile, AnInputIsNeverReplacedEvenWithForceByAnyName) {
   EXPECT_EQ(refusal(s / "model/new.safetensors", by_file), "");  // a new file beside an input is fine
 }
 
+TEST(OutputFile, NoNewFileInsideADirectoryTheRunReads) {
+  // tokenize --input corpus/ --out corpus/ids.json put its output in the corpus the next
+  // run reads; forward --out model/x.safetensors in the model's directory.
+  ScratchDir s;
+  fs::create_directories(s / "corpus/sub");
+  fs::create_directory_symlink(s / "corpus", s / "link");
+  const OutputFileRules reads_corpus{"--out", true, {s / "corpus"}};
+  EXPECT_EQ(refusal(s / "corpus/ids.json", reads_corpus),
+            (s / "corpus/ids.json").string() + ": lies inside " + (s / "corpus").string() +
+                ", which this run reads; choose another --out");
+  EXPECT_NE(refusal(s / "corpus/sub/deeper/ids.json", reads_corpus), "");
+  EXPECT_NE(refusal(s / "link/ids.json", reads_corpus), "");  // by a link to it too
+  EXPECT_EQ(refusal(s / "corpus-ids.json", reads_corpus), "");  // a sibling whose name starts alike is not inside
+  EXPECT_FALSE(fs::exists(s / "corpus/sub/deeper"));
+}
+
 TEST(OutputFile, MissingParentsAreMadeAndRemovedWhenNothingIsWritten) {
   ScratchDir s;
   { OutputFile out(s / "a/b/o.csv", {}); }

@@ -50,6 +50,27 @@ TEST(PathLock, ReleasedLocksAreTakenAgainAndLeaveNothingBehind) {
   EXPECT_FALSE(fs::exists(s / "a/.out.posgeom-lock"));
 }
 
+TEST(PathLock, ALinkAndItsTargetAreOneOutput) {
+  // Two names of one directory took two locks, and two train --force runs wrote into it.
+  ScratchDir s;
+  fs::create_directories(s / "run");
+  fs::create_directory_symlink(s / "run", s / "link");
+  PathLock held(s / "run");
+  EXPECT_NE(refusal(s / "link"), "");
+  EXPECT_NE(refusal(s / "link/"), "");
+}
+
+TEST(PathLock, DirectoriesMadeForTheLockGoWithItWhenEmpty) {
+  ScratchDir s;
+  { PathLock lock(s / "new/deep/out"); }
+  EXPECT_FALSE(fs::exists(s / "new"));  // a failed run left new/deep/ behind
+  {
+    PathLock lock(s / "kept/deep/out");
+    writeFile(s / "kept/deep/out", "the run's output");
+  }
+  EXPECT_EQ(readFile(s / "kept/deep/out"), "the run's output");
+}
+
 TEST(PathLock, APlaceThatCannotHoldTheLockIsNamed) {
   // Under a regular file no one (root included) can create the lock.
   ScratchDir s;

@@ -64,14 +64,18 @@ TEST(ForwardJob, ResolvesAHubNameInTheCacheAtTheRevisionAsked) {
   job.revision = kCommitB.substr(0, 8);
   job.request.out_path = s / "out-b.safetensors";
   jobs::runForwardJob(job);
-  const auto message = (job.model = "org/missing", refusal(job));
+  job.model = "org/missing";
+  job.request.out_path = s / "out-missing.safetensors";  // a new file: the refusal is the model's
+  const auto message = refusal(job);
   unsetenv("HF_HUB_CACHE");
   const auto out = io::SafetensorsFile::open(s / "out.safetensors");
   EXPECT_EQ(out.get("hidden.0").shape, (std::vector<int64_t>{2, 24, 64}));
   EXPECT_NE(out.metadata().at("model").find("snapshots/" + kCommitA), std::string::npos);
   const auto out_b = io::SafetensorsFile::open(s / "out-b.safetensors");
   EXPECT_NE(out_b.metadata().at("model").find("snapshots/" + kCommitB), std::string::npos);
-  EXPECT_NE(message, "");
+  EXPECT_EQ(message.rfind("org/missing: ", 0), 0u) << message;
+  EXPECT_NE(message.find("cache"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(s / "out-missing.safetensors"));
 }
 
 // Probe 3 case 285: --out <model>/model.safetensors replaced the weights it was reading.

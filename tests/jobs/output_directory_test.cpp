@@ -37,15 +37,15 @@ TEST(OutputDirectory, NothingReachesOutUntilCommit) {
     EXPECT_FALSE(fs::exists(s / "a/b"));
     EXPECT_EQ(out.work(), s / "a/.b.posgeom-work");
   }
-  // Not committed, nothing to resume: nothing is left.
-  EXPECT_EQ(entries(s / "a"), std::vector<std::string>{});
+  // Not committed, nothing to resume: nothing is left, not even the directory made for it.
+  EXPECT_FALSE(fs::exists(s / "a"));
   {
     OutputDirectory out(s / "c", OutMode::kNew);
     writeFile(out.work() / "summary.json", "new");
     out.commit();
   }
   EXPECT_EQ(readFile(s / "c/summary.json"), "new");
-  EXPECT_EQ(entries(s.path()), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(entries(s.path()), (std::vector<std::string>{"c"}));
 }
 
 TEST(OutputDirectory, ForceReplacesTheOldReportWholeAtCommit) {

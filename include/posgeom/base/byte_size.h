@@ -9,5 +9,8 @@ namespace posgeom {
 int64_t parseByteSize(const std::string& text, const std::string& where);
 // "512 B", "1.5 GiB"
 std::string formatBytes(int64_t bytes);
+// An estimate that may pass what int64 holds (sizes a user's options multiply up):
+// formatBytes below 8 EiB, "over 8 EiB" above, never a wrapped or capped number.
+std::string formatByteEstimate(long double bytes);
 
 }  // namespace posgeom

@@ -5,6 +5,7 @@
 // two runs on one output refuse instead of leaving one's files beside the other's.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace posgeom::io {
 
@@ -21,11 +22,14 @@ class PathLock {
   ~PathLock();
   PathLock(const PathLock&) = delete;
   PathLock& operator=(const PathLock&) = delete;
-  // Unlocks and removes the lock file (also at destruction).
+  // Unlocks and removes the lock file (also at destruction), and the directories made
+  // for it where nothing else was put in them.
   void release();
 
  private:
+  void removeMadeDirs();
   std::filesystem::path lock_path_;
+  std::vector<std::filesystem::path> made_dirs_;  // deepest first
   int fd_ = -1;
 };
 

@@ -17,7 +17,4 @@ struct ForwardJob {
 
 void runForwardJob(const ForwardJob& job);
 
-// What forward reads of a model directory: its config, weights and shard index.
-std::vector<std::filesystem::path> modelInputFiles(const std::filesystem::path& dir);
-
 }  // namespace posgeom::jobs
