@@ -18,5 +18,12 @@ TEST(ByteSize, SizesParseAndPrint) {
   EXPECT_EQ(formatBytes(3LL << 29), "1.5 GiB");
 }
 
+TEST(ByteSize, EstimatesPastInt64AreSaidToBeSo) {
+  // forward printed a size capped at 9e18 bytes as if it were the size.
+  EXPECT_EQ(formatByteEstimate(3.0L * (1LL << 29)), "1.5 GiB");
+  EXPECT_EQ(formatByteEstimate(1e19L), "over 8 EiB");
+  EXPECT_EQ(formatByteEstimate(1e300L), "over 8 EiB");
+}
+
 }  // namespace
 }  // namespace posgeom

@@ -1,6 +1,5 @@
 #include "posgeom/jobs/batch_job.h"
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "posgeom/io/path_lock.h"
 #include "posgeom/model/random_checkpoint.h"
 #include "report_fixtures.h"
+#include "captured_log.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -196,11 +196,8 @@ TEST(BatchJob, ASeriesOfMixedArchitecturesIsSaidToBeOne) {
                               "[corpora.c]\ncorpus = \"random\"\n[models.s]\nmodel = \"./series/step_*\"\n");
   jobs::BatchJob job;
   job.config = s / "sweep.toml";
-  std::ostringstream log;
-  const auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  const CapturedLog log;
   const auto summary = jobs::runBatchJob(job, parsedOptions);
-  spdlog::set_default_logger(previous);
   EXPECT_TRUE(summary.allPassed());
   EXPECT_NE(log.str().find("sweep.toml: [models.s] model: step_2 is a gpt2 of 3 layers 32 wide, step_1 a gpt2 of 2 layers 32 wide: "
                            "the series page draws them as one model"),

@@ -1,11 +1,11 @@
 #include "posgeom/jobs/checkpoint_series.h"
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "captured_log.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -27,11 +27,8 @@ TEST(CheckpointSeries, APatternNamesItsDirectoriesInStepOrderAndWhatItLeavesOut)
   writeFile(s / "step_5", "a file");
   EXPECT_TRUE(jobs::isCheckpointPattern((s / "step_*").string()));
   EXPECT_FALSE(jobs::isCheckpointPattern((s / "step_10").string()));
-  std::ostringstream log;
-  const auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  const CapturedLog log;
   const auto found = jobs::matchingCheckpoints(s / "step_*", "sweep.toml: [models.m] model");
-  spdlog::set_default_logger(previous);
   // Numbers, not text (2 before 10); a directory without a step last; a hidden one not at all.
   EXPECT_EQ(found, (std::vector<fs::path>{s / "step_2", s / "step_10", s / "step_100", s / "step_final"}));
   EXPECT_NE(log.str().find("sweep.toml: [models.m] model: left out step_5: they match the pattern but are not checkpoint directories"),

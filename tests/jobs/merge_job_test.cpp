@@ -13,26 +13,37 @@ namespace posgeom::testing {
 namespace {
 namespace fs = std::filesystem;
 
-TEST(MergeJob, TwoShardsMergedEqualOneRun) {
-  POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
-  ScratchDir s;
+// tiny-gpt2 on Shakespeare with a byte tokenizer: the analysis the merge tests shard.
+pass::AnalyzeOptions shakespeareJob(const ScratchDir& s, int64_t seq_len, int64_t num_seqs) {
   pass::AnalyzeOptions job;
   job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
   job.tokenizer = writeByteTokenizer(s / "tok");
   job.corpus.path = (sharedDir() / "data/corpora/tinyshakespeare.txt").string();
-  job.seq_len = 32;
-  job.num_seqs = 30;
+  job.seq_len = seq_len;
+  job.num_seqs = num_seqs;
+  return job;
+}
+
+// Each of `count` shards of `job` into s/shard<i>.
+void analyzeShards(pass::AnalyzeOptions job, const ScratchDir& s, int count) {
+  for (int i = 0; i < count; ++i) {
+    job.shard = pass::Shard{i, count};
+    job.out = s / ("shard" + std::to_string(i));
+    jobs::runAnalyzeJob(job);
+  }
+}
+
+TEST(MergeJob, TwoShardsMergedEqualOneRun) {
+  POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
+  ScratchDir s;
+  auto job = shakespeareJob(s, 32, 30);
   job.batch_size = 1;  // float32 matrix products may round differently with another batch composition
   job.report.screenot_k = 5;
   job.heads = true;
   job.caps.attention_samples = 5;
   job.out = s / "whole";
   jobs::runAnalyzeJob(job);
-  for (int i = 0; i < 2; ++i) {
-    job.shard = pass::Shard{i, 2};
-    job.out = s / ("shard" + std::to_string(i));
-    jobs::runAnalyzeJob(job);
-  }
+  analyzeShards(job, s, 2);
   jobs::MergeJob merge;
   merge.states = {s / "shard0/state.safetensors", s / "shard1/state.safetensors"};
   merge.out = s / "merged";
@@ -66,17 +77,7 @@ TEST(MergeJob, TheDefaultScreeNotBoundIsCutToTheStatesAsAnalyzeCutsIt) {
   // their merge used the uncut 20 and failed on "--screenot-k: 20 is too large".
   POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
   ScratchDir s;
-  pass::AnalyzeOptions job;
-  job.model = (sharedDir() / "fixtures/models/tiny-gpt2").string();
-  job.tokenizer = writeByteTokenizer(s / "tok");
-  job.corpus.path = (sharedDir() / "data/corpora/tinyshakespeare.txt").string();
-  job.seq_len = 16;
-  job.num_seqs = 8;
-  for (int i = 0; i < 2; ++i) {
-    job.shard = pass::Shard{i, 2};
-    job.out = s / ("shard" + std::to_string(i));
-    jobs::runAnalyzeJob(job);
-  }
+  analyzeShards(shakespeareJob(s, 16, 8), s, 2);
   jobs::MergeJob merge;
   merge.states = {s / "shard0/state.safetensors", s / "shard1/state.safetensors"};
   merge.out = s / "merged";

@@ -1,6 +1,5 @@
 #include "posgeom/jobs/sweep_config.h"
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/json_file.h"
+#include "captured_log.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -215,11 +215,8 @@ TEST(SweepConfig, ASeriesNamesWhatItLeavesOutAndHoldsOneCheckpointAStep) {
   ScratchDir s;
   for (const char* dir : {"series/step_10", "series/step_30"}) fs::create_directories(s / dir);
   writeFile(s / "series/step_20", "a file");
-  std::ostringstream log;
-  const auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  const CapturedLog log;
   const auto error = sweepError(s / "s.toml", "[models.s]\nmodel = \"./series/step_*\"\n[corpora.c]\ncorpus = \"random\"\n");
-  spdlog::set_default_logger(previous);
   EXPECT_EQ(error, "no error");
   EXPECT_NE(log.str().find("s.toml: [models.s] model: left out step_20: they match the pattern but are not checkpoint directories"),
             std::string::npos)

@@ -1,6 +1,5 @@
 #include "posgeom/tokenize/bpe.h"
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,25 +7,13 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/tokenize/pre_tokenizer.h"
+#include "captured_log.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
 namespace {
 using namespace posgeom::tokenize;
 
-// Collects what is logged while it lives.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string str() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 std::vector<int32_t> encode(const BpeModel& m, const std::string& piece, EncodeStats* stats = nullptr) {
   EncodeStats local;

@@ -1,31 +1,18 @@
 #include "posgeom/tokenize/wordpiece.h"
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "captured_log.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
 namespace {
 using namespace posgeom::tokenize;
 
-// Collects what is logged while it lives.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string str() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 TEST(WordPiece, LongestMatchWithContinuationPrefix) {
   const WordPieceModel m({{"[UNK]", 0}, {"un", 1}, {"##aff", 2}, {"##able", 3}, {"una", 4}}, {}, "t");

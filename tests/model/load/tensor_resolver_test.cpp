@@ -1,6 +1,5 @@
 #include "posgeom/model/load/tensor_resolver.h"
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/safetensors_writer.h"
+#include "captured_log.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -84,19 +84,11 @@ void addTensors(const std::filesystem::path& model_dir,
 
 Resolved resolveDir(const std::filesystem::path& model_dir) {
   const auto config = model::loadModelConfig(model_dir);
-  std::ostringstream log;
-  const auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  const CapturedLog log;
   Resolved out;
-  try {
-    const auto checkpoint = io::Checkpoint::open(model_dir);
-    for (const auto& t : model::resolveTensors(checkpoint, model::architectureFor(config.model_type, ""), config))
-      out.names.push_back(t.spec.name);
-  } catch (...) {
-    spdlog::set_default_logger(previous);
-    throw;
-  }
-  spdlog::set_default_logger(previous);
+  const auto checkpoint = io::Checkpoint::open(model_dir);
+  for (const auto& t : model::resolveTensors(checkpoint, model::architectureFor(config.model_type, ""), config))
+    out.names.push_back(t.spec.name);
   out.log = log.str();
   return out;
 }

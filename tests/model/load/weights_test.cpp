@@ -51,15 +51,20 @@ TEST(Weights, BringsTensorsToTheComputePrecision) {
   EXPECT_THROW(w.get("no.such.tensor"), std::logic_error);
 }
 
-TEST(Weights, NanOrInfInAWeightIsNamed) {
-  ScratchDir s;
+// A 1-layer, 16-wide random GPT-2 whose weights a test then damages.
+void writeTinyGpt2(const std::filesystem::path& dir) {
   model::RandomCheckpointSpec spec;
   spec.layers = 1;
   spec.hidden_size = 16;
   spec.heads = 2;
   spec.vocab_size = 20;
   spec.max_positions = 8;
-  model::writeRandomCheckpoint(spec, s / "m");
+  model::writeRandomCheckpoint(spec, dir);
+}
+
+TEST(Weights, NanOrInfInAWeightIsNamed) {
+  ScratchDir s;
+  writeTinyGpt2(s / "m");
   const auto file = io::SafetensorsFile::open(s / "m/model.safetensors");
   io::SafetensorsWriter writer;
   for (const auto& [name, view] : file.tensors()) {
@@ -81,13 +86,7 @@ TEST(Weights, NanOrInfInAWeightIsNamed) {
 // compute precision, not that the file holds NaN or Inf.
 TEST(Weights, AFiniteValueBeyondTheComputePrecisionIsNamedAsSuch) {
   ScratchDir s;
-  model::RandomCheckpointSpec spec;
-  spec.layers = 1;
-  spec.hidden_size = 16;
-  spec.heads = 2;
-  spec.vocab_size = 20;
-  spec.max_positions = 8;
-  model::writeRandomCheckpoint(spec, s / "m");
+  writeTinyGpt2(s / "m");
   const auto file = io::SafetensorsFile::open(s / "m/model.safetensors");
   io::SafetensorsWriter writer;
   for (const auto& [name, view] : file.tensors()) {
