@@ -31,7 +31,8 @@ void addTrainCommands(CLI::App& app, std::vector<Command>& commands) {
   sub->add_flag("--resume", t->options.resume, "continue from <out>/checkpoint.safetensors");
   sub->add_flag("--force", t->options.force,
                 "replace the training run in --out (a directory holding anything else is never replaced)");
-  sub->add_option("--stop-after", t->options.stop_after, "stop after this many steps (checkpointed; resume continues the same run)");
+  sub->add_option("--stop-after", t->options.stop_after, "stop after this many steps (checkpointed; resume continues the same run)")
+      ->check(atLeast(0));
   sub->add_option("--device", t->options.device, "cpu, cuda or cuda:N")->capture_default_str();
   commands.push_back({sub, [t] {
                         auto config = train::readTrainConfig(t->config);

@@ -56,6 +56,22 @@ void addFile(Digest& digest, const fs::path& file) {
   addRange(digest, in, file, size - kEndBytes, kEndBytes);
 }
 
+std::string hex(const Digest& digest) {
+  char text[20];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(digest.value));
+  return text;
+}
+
+void addWholeFile(Digest& digest, const fs::path& file) {
+  if (!fs::is_regular_file(file)) throw InputError(file.string(), "is not a regular file: it has no content to digest");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file.string(), std::string("cannot be read to digest it: ") + std::strerror(errno));
+  std::string buffer(1 << 20, '\0');
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0)
+    digest.add(buffer.data(), static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) throw InputError(file.string(), "cannot be read to digest it");
+}
+
 bool isModelFile(const fs::path& p) {
   const auto name = p.filename().string();
   return name == "config.json" || p.extension() == ".safetensors" || p.extension() == ".bin" ||
@@ -67,9 +83,7 @@ bool isModelFile(const fs::path& p) {
 std::string fingerprintFiles(const std::vector<fs::path>& files) {
   Digest digest;
   for (const auto& f : files) addFile(digest, f);
-  char hex[20];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(digest.value));
-  return hex;
+  return hex(digest);
 }
 
 std::string modelFingerprint(const fs::path& model_dir) {
@@ -78,6 +92,12 @@ std::string modelFingerprint(const fs::path& model_dir) {
     if (e.is_regular_file() && isModelFile(e.path())) files.push_back(e.path());
   std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
   return fingerprintFiles(files);
+}
+
+std::string contentDigest(const std::vector<fs::path>& files) {
+  Digest digest;
+  for (const auto& f : files) addWholeFile(digest, f);
+  return hex(digest);
 }
 
 }  // namespace posgeom::io

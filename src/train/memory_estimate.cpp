@@ -21,8 +21,6 @@ constexpr long double kValuesPerTokenAndWidth = 20;
 // Scores, probabilities and their gradient (or the dropout mask) per attention entry.
 constexpr long double kAttentionCopies = 3;
 
-std::string bytes(long double b) { return b > 9e18L ? std::string("over 8 EiB") : formatBytes(static_cast<int64_t>(b)); }
-
 std::optional<long double> availableFor(const std::string& device) {
   if (device.rfind("cuda", 0) == 0) {
     const auto memory = runtime::cudaMemory();
@@ -63,9 +61,9 @@ void requireTrainingMemory(const TrainConfig& c, int64_t vocab, const std::strin
                                ? "[optim] batch_size " + std::to_string(c.optim.batch_size) + " and [model] context " + std::to_string(c.model.context)
                                : "[optim] batch_size " + std::to_string(c.optim.batch_size);
   throw InputError(c.source.empty() ? std::string("train") : c.source.string(),
-                   "training needs about " + bytes(m.total()) + " of memory (weights, gradients and Adam state " + bytes(weights) +
-                       ", one batch's activations " + bytes(batch) + ", of which attention " + bytes(m.attention) + "), and " +
-                       (available ? bytes(*available) + " is available" : std::string("that is more than any machine has")) +
+                   "training needs about " + formatByteEstimate(m.total()) + " of memory (weights, gradients and Adam state " + formatByteEstimate(weights) +
+                       ", one batch's activations " + formatByteEstimate(batch) + ", of which attention " + formatByteEstimate(m.attention) + "), and " +
+                       (available ? formatByteEstimate(*available) + " is available" : std::string("that is more than any machine has")) +
                        ": lower " + keys);
 }
 

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
 
 namespace posgeom::train {
 namespace fs = std::filesystem;
@@ -38,6 +41,43 @@ bool isStepDirectoryName(const std::string& name) {
          digits(name.substr(6, name.size() - 6 - suffix.size()));
 }
 
+bool isRegularFile(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::symlink_status(path, ec));
+}
+
+// A train_config.json as train writes it: an object with the four tables of a config.
+// Hugging Face's files share the other names (config.json, model.safetensors, ...).
+bool isPosgeomTrainConfig(const fs::path& file) {
+  if (!isRegularFile(file)) return false;
+  std::ifstream in(file, std::ios::binary);
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (!json.is_object()) return false;
+  for (const char* table : {"model", "data", "optim", "run"})
+    if (!json.contains(table) || !json[table].is_object()) return false;
+  return true;
+}
+
+bool isPosgeomCheckpoint(const fs::path& file) {
+  if (!isRegularFile(file)) return false;
+  try {
+    return io::SafetensorsFile::open(file).metadata().count("posgeom_train") > 0;
+  } catch (const std::exception&) {
+    return false;  // not a safetensors file: not train's
+  }
+}
+
+// A file only posgeom's train writes: its train_config.json, its checkpoint, or a
+// step_<k>/ (which holds its own train_config.json). Without one, --out's config.json and
+// model.safetensors are a model someone else wrote, and never train's to remove.
+bool holdsPosgeomRun(const fs::path& dir) {
+  if (isPosgeomTrainConfig(dir / "train_config.json") || isPosgeomCheckpoint(dir / "checkpoint.safetensors")) return true;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("step_", 0) == 0 && isTrainingRunEntry(e.path())) return true;
+  return false;
+}
+
 // The first entry of `dir` that is not a training run's ("" when none).
 std::string foreignEntry(const fs::path& dir) {
   std::error_code ec;
@@ -62,7 +102,9 @@ bool isTrainingRunEntry(const fs::path& entry) {
   if (!fs::is_directory(status) || !isStepDirectoryName(name)) return false;
   for (const auto& e : fs::directory_iterator(entry, ec))
     if (!e.is_regular_file() || e.is_symlink() || !oneOf(e.path().filename().string(), kStepFiles)) return false;
-  return !ec;
+  // A finished step_<k>/ is train's only with its train_config.json (written before the
+  // rename); a .step_<k>.partial/ may have been killed before it.
+  return !ec && (name[0] == '.' || isPosgeomTrainConfig(entry / "train_config.json"));
 }
 
 RunDirectory::RunDirectory(const fs::path& out, RunMode mode) : out_(out), mode_(mode) {
@@ -80,6 +122,10 @@ RunDirectory::RunDirectory(const fs::path& out, RunMode mode) : out_(out), mode_
     throw InputError(out_.string(), "holds '" + entry +
                                         "', which is not a posgeom training run's file; train replaces only a training run "
                                         "(with --force), so move it or choose another --out");
+  if (!holdsPosgeomRun(out_))
+    throw InputError(out_.string(), "holds a model that posgeom's train did not write (no train_config.json or checkpoint.safetensors "
+                                    "of a posgeom training run); train replaces only its own runs (with --force), so move it "
+                                    "or choose another --out");
   if (mode_ == RunMode::kNew)
     throw InputError(out_.string(), fs::exists(checkpoint(), ec)
                                         ? "holds a training run; pass --force to replace it, or --resume to continue it"

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
@@ -137,13 +138,14 @@ std::vector<LogRow> parseLog(const std::string& csv) {
   return log;
 }
 
-// The corpus by content (io::fingerprintFiles, as analyze knows it); "" for the addition
-// task, generated from the config alone.
-std::string corpusFingerprint(const DataSpec& data) {
+// The corpus by every byte of its text, as train reads it (whole, its files in order; not
+// analyze's sampled fingerprint, blind between its blocks); "" for the addition task,
+// generated from the config alone.
+std::string corpusDigest(const DataSpec& data) {
   if (data.task != "text") return "";
   std::vector<fs::path> files;
   for (const auto& f : corpus::corpusFiles(data.corpus.string())) files.emplace_back(f);
-  return io::fingerprintFiles(files);
+  return io::contentDigest(files);
 }
 
 // The first key of two configs that differs, as "optim.learning_rate (saved 0.001, now
@@ -163,7 +165,10 @@ std::string configDifference(const nlohmann::json& saved, const nlohmann::json& 
 // The checkpoint continues this run only with the same config (but for how long it runs
 // and where it saves its series), the same corpus contents, a schedule not yet passed and
 // the same threads (the loss curve is bit-for-bit only then). Returns its step.
-int64_t checkResumable(const TrainConfig& c, const fs::path& path) {
+// Checkpoints without a corpus_digest (before it; or with the sampled corpus_fingerprint
+// of f26e8d4, which missed changes and held the file names) resume as they did: the
+// corpus path is compared and its contents are not checked, with a warning.
+int64_t checkResumable(const TrainConfig& c, const fs::path& path, const std::string& corpus_digest) {
   const auto f = io::SafetensorsFile::open(path);
   const auto it = f.metadata().find("posgeom_train");
   const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
@@ -172,19 +177,20 @@ int64_t checkResumable(const TrainConfig& c, const fs::path& path) {
     throw InputError(path.string(), "is not a posgeom training checkpoint");
   auto saved = meta["config"], now = c.toJson();
   const int64_t saved_iterations = saved["optim"].value("iterations", int64_t{0});
-  const bool fingerprinted = meta.contains("corpus_fingerprint");
+  const bool digested = meta.contains("corpus_digest");
   for (auto* config : {&saved, &now}) {
     (*config)["optim"].erase("iterations");  // a run may be extended
     (*config)["run"].erase("save_every");    // and keep a series from any step on
     (*config)["run"].erase("out");           // "o", "./o" and "o/" are one directory
-    if (fingerprinted) (*config)["data"].erase("corpus");  // known by content, as analyze knows it
+    if (digested) (*config)["data"].erase("corpus");  // known by its contents: a renamed copy is the same corpus
   }
   if (const auto difference = configDifference(saved, now); !difference.empty())
     throw InputError(path.string(), "was made with another training config: " + difference);
-  if (!fingerprinted && c.data.task == "text")
-    log::warn(path.string() + " was saved by an older posgeom, without its corpus's fingerprint: the corpus is not checked");
-  if (fingerprinted && meta["corpus_fingerprint"] != corpusFingerprint(c.data))
-    throw InputError(c.data.corpus.string(), "is not the corpus the checkpoint's run trained on (its files differ; " + path.string() + ")");
+  if (!digested && c.data.task == "text")
+    log::warn(path.string() + " was saved by an older posgeom, without a digest of its corpus's contents: the corpus is not checked");
+  if (digested && meta["corpus_digest"] != corpus_digest)
+    throw InputError(c.data.corpus.string(),
+                     "is not the corpus the checkpoint's run trained on (its contents differ; " + path.string() + ")");
   const int64_t step = meta["step"].get<int64_t>();
   if (step > c.optim.iterations)
     throw InputError(path.string(), "is at step " + std::to_string(step) + ", past the " + std::to_string(c.optim.iterations) +
@@ -203,10 +209,10 @@ int64_t checkResumable(const TrainConfig& c, const fs::path& path) {
 
 class Trainer {
  public:
-  Trainer(const TrainConfig& c, const TrainOptions& o)
+  Trainer(const TrainConfig& c, const TrainOptions& o, std::string corpus_digest)
       : c_(c), numerics_(model::Numerics::parse("float32", o.device)), data_(openTrainingData(c.data)), data_description_(data_->describe()),
         arch_(model::architectureFor(kTrainedArchitecture, "train")), config_(modelConfig(arch_, c, data_->vocabSize())),
-        corpus_fingerprint_(corpusFingerprint(c.data)), force_(o.force) {
+        corpus_digest_(std::move(corpus_digest)), force_(o.force) {
     requireTrainingMemory(c_, data_->vocabSize(), o.device);
     // A corpus too short for one window is found now, not at the first step.
     data_->batch(false, 1, c_.model.context + 1, c_.run.seed, 0);
@@ -327,7 +333,7 @@ class Trainer {
     writeTensors(w, "adam_m.", opt_.m);
     writeTensors(w, "adam_v.", opt_.v);
     nlohmann::json meta{{"step", opt_.step}, {"config", c_.toJson()}, {"threads", at::get_num_threads()}};
-    if (!corpus_fingerprint_.empty()) meta["corpus_fingerprint"] = corpus_fingerprint_;
+    if (!corpus_digest_.empty()) meta["corpus_digest"] = corpus_digest_;
     w.setMetadata("posgeom_train", meta.dump());
     w.write(c_.run.out / "checkpoint.safetensors");
     io::writeTextFileAtomically(c_.run.out / "train_log.csv", logCsv(log_));
@@ -403,7 +409,7 @@ class Trainer {
   nlohmann::json data_description_;  // sizes and the unigram baseline: once, not at every saved step
   const model::Architecture& arch_;
   model::ModelConfig config_;
-  std::string corpus_fingerprint_;  // recorded in the checkpoint: a resume must read the same corpus
+  std::string corpus_digest_;       // recorded in the checkpoint: a resume must read the same corpus
   bool force_;                      // for the message of a stop: --resume replaces --force
   Params params_;
   Optimizer opt_;
@@ -424,8 +430,16 @@ std::vector<LogRow> runTraining(const TrainConfig& config, const TrainOptions& o
   // The fewest ids any corpus can have: the real vocabulary is checked again once read.
   requireTrainingMemory(config, config.data.task == "addition" ? 13 : config.data.tokens == "bytes" ? 256 : 2, options.device);
   RunDirectory dir(config.run.out, options.resume ? RunMode::kResume : options.force ? RunMode::kForce : RunMode::kNew);
-  if (options.resume) checkResumable(config, dir.checkpoint());
-  Trainer trainer(config, options);
+  auto corpus_digest = corpusDigest(config.data);
+  if (options.resume) {
+    const int64_t step = checkResumable(config, dir.checkpoint(), corpus_digest);
+    // It would re-export the checkpoint's model and say it trained: nothing to do is asked.
+    if (options.stop_after > 0 && options.stop_after <= step)
+      throw InputError("--stop-after", std::to_string(options.stop_after) + " is not past step " + std::to_string(step) +
+                                           ", where the checkpoint " + dir.checkpoint().string() +
+                                           " resumes: give --stop-after " + std::to_string(step + 1) + " or more, or leave it out");
+  }
+  Trainer trainer(config, options, std::move(corpus_digest));
   return trainer.run(dir, options.resume, options.stop_after);
 }
 

@@ -433,6 +433,12 @@ std::vector<BadInput> cases() {
                                 "--save-every", "-3"};
                   },
                   2, "--save-every: must be a whole number >= 0 (got -3)"));
+  c.push_back(row("train-stop-after-negative",
+                  [](const fs::path&) {
+                    return Args{"train", "--config", (fs::path(POSGEOM_SOURCE_DIR) / "configs/train/addition-cpu.toml").string(),
+                                "--stop-after", "-5"};
+                  },
+                  2, "--stop-after: must be a whole number >= 0 (got -5)"));
   c.push_back(row("train-window-too-short",
                   [](const fs::path& d) {
                     writeFile(d / "short.toml", "[model]\ncontext = 10\n[data]\ntask = \"addition\"\ndigits = 4\nwindow = \"problem\"\n");
@@ -597,7 +603,7 @@ std::vector<BadInput> cases() {
                     writeFile(d / "c.txt", "THE QUICK " + prose(2990));
                     return args;
                   },
-                  2, "c.txt: is not the corpus the checkpoint's run trained on (its files differ; "));
+                  2, "c.txt: is not the corpus the checkpoint's run trained on (its contents differ; "));
   c.push_back(row("train-resume-before-the-step",
                   [=](const fs::path& d) { return with(stoppedTraining(d), {"--iterations", "5"}); },
                   2, "out/checkpoint.safetensors: is at step 10, past the 5 iterations asked: resume with --iterations 10 or more (the run was scheduled for 20)"));
@@ -757,6 +763,19 @@ std::vector<BadInput> cases() {
                     return Args{"merge", (d / "state.safetensors").string(), "--model", "org/not-cached", "--revision", "dev"};
                   },
                   2, "org/not-cached: not a directory, and not in the Hugging Face cache"));
+  c.push_back(row("train-force-foreign-model",
+                  [=](const fs::path& d) {
+                    const auto hf = fs::path(POSGEOM_SOURCE_DIR) / "tests/fixtures/hf/hf-gpt2";
+                    fs::create_directories(d / "out");
+                    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(hf / f, d / "out" / f);
+                    writeFile(d / "out/tokenizer.json", "{}");
+                    return Args{"train", "--config", trainToml(d), "--force"};
+                  },
+                  2, "out: holds a model that posgeom's train did not write (no train_config.json or checkpoint.safetensors",
+                  [](const fs::path& out) { EXPECT_TRUE(fs::exists(out / "model.safetensors")) << out; }));
+  c.push_back(row("train-resume-stop-after-not-past",
+                  [=](const fs::path& d) { return with(stoppedTraining(d), {"--stop-after", "10"}); },
+                  2, "--stop-after: 10 is not past step 10, where the checkpoint "));
   return c;
 }
 

@@ -109,5 +109,48 @@ TEST(TrainCommand, TheDefaultModelIsReplacedOnlyWithForce) {
   EXPECT_TRUE(io::readJsonFile(s / "default/training.json")["final_validation_loss"].is_null());
 }
 
+// `--force` deleted a Hugging Face model whose files bear a training run's names
+// (config.json, model.safetensors, tokenizer.json), exit 0.
+TEST(TrainCommand, ForceNeverRemovesAModelPosgeomDidNotTrain) {
+  ScratchDir s;
+  const auto config = tinyTrainConfig(s, 2);
+  const auto hf = fs::path(POSGEOM_SOURCE_DIR) / "tests/fixtures/hf/hf-gpt2";
+  fs::create_directories(s / "hf2");
+  for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(hf / f, s / "hf2" / f);
+  writeFile(s / "hf2/tokenizer.json", "{}");
+  const auto refused = runPosgeom(train(config, s / "hf2", {"--force"}));
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_EQ(refused.err, "posgeom: error: " + (s / "hf2").string() +
+                             ": holds a model that posgeom's train did not write (no train_config.json or checkpoint.safetensors of a "
+                             "posgeom training run); train replaces only its own runs (with --force), so move it or choose another --out\n");
+  EXPECT_EQ(readFile(s / "hf2/model.safetensors"), readFile(hf / "model.safetensors"));
+  EXPECT_EQ(readFile(s / "hf2/config.json"), readFile(hf / "config.json"));
+  EXPECT_EQ(readFile(s / "hf2/tokenizer.json"), "{}");
+}
+
+// `--resume --stop-after 10` on a checkpoint at step 650 re-exported its model and said
+// "trained 650 steps", exit 0.
+TEST(TrainCommand, AStopAfterNotPastTheCheckpointIsRefusedBeforeAnythingIsWritten) {
+  ScratchDir s;
+  const auto config = tinyTrainConfig(s, 20);
+  ASSERT_EQ(runPosgeom(train(config, s / "o", {"--stop-after", "10"})).exit_code, 0);
+  const auto written = [&] {
+    std::vector<fs::file_time_type> times;
+    for (const char* f : {"model.safetensors", "training.json", "train_log.csv", "checkpoint.safetensors"})
+      times.push_back(fs::last_write_time(s / "o" / f));
+    return times;
+  };
+  const auto before = written();
+  for (const std::string& at : std::vector<std::string>{"10", "5"}) {
+    const auto refused = runPosgeom(train(config, s / "o", {"--resume", "--stop-after", at}));
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_EQ(refused.err, "posgeom: error: --stop-after: " + at + " is not past step 10, where the checkpoint " +
+                               (s / "o/checkpoint.safetensors").string() + " resumes: give --stop-after 11 or more, or leave it out\n");
+    EXPECT_TRUE(refused.out.empty()) << refused.out;
+  }
+  EXPECT_EQ(written(), before);
+  EXPECT_EQ(runPosgeom(train(config, s / "o", {"--resume", "--stop-after", "11"})).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -62,6 +62,28 @@ TEST(Fingerprint, ModelDirectoryCountsConfigAndWeightsOnly) {
   EXPECT_NE(io::modelFingerprint(s / "m"), base);
 }
 
+// train's corpus identity: a 1.1 MB corpus with one byte changed between the sampled
+// blocks resumed its run silently, and the same text under another name was refused.
+TEST(Fingerprint, ContentDigestSeesEveryByteAndNoName) {
+  ScratchDir s;
+  const auto bytes = pattern(1100000);
+  writeBytes(s / "a.txt", bytes);
+  const auto base = io::contentDigest({s / "a.txt"});
+  auto changed = bytes;
+  changed[279000] ^= 1;  // between fingerprintFiles' first two spread blocks
+  writeBytes(s / "changed/a.txt", changed);
+  EXPECT_EQ(io::fingerprintFiles({s / "a.txt"}), io::fingerprintFiles({s / "changed/a.txt"}));
+  EXPECT_NE(io::contentDigest({s / "changed/a.txt"}), base);
+  writeBytes(s / "renamed/other.txt", bytes);
+  EXPECT_EQ(io::contentDigest({s / "renamed/other.txt"}), base);
+  // One stream: the same text split otherwise over files is the same; another order is not.
+  writeBytes(s / "p1.txt", bytes.substr(0, 1000));
+  writeBytes(s / "p2.txt", bytes.substr(1000));
+  EXPECT_EQ(io::contentDigest({s / "p1.txt", s / "p2.txt"}), base);
+  EXPECT_NE(io::contentDigest({s / "p2.txt", s / "p1.txt"}), base);
+  EXPECT_NE(io::contentDigest({}), base);
+}
+
 TEST(Fingerprint, AnUnreadableFileIsBadInputNamingIt) {
   ScratchDir s;
   try {
@@ -70,6 +92,7 @@ TEST(Fingerprint, AnUnreadableFileIsBadInputNamingIt) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("absent.bin"), std::string::npos) << e.what();
   }
+  EXPECT_THROW(io::contentDigest({s / "absent.txt"}), InputError);
 }
 
 }  // namespace

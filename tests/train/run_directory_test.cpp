@@ -1,6 +1,8 @@
 #include "posgeom/train/run_directory.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/safetensors_writer.h"
+#include "posgeom/train/train_config.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -24,10 +26,22 @@ void put(const fs::path& path, const std::string& bytes) {
   writeFile(path, bytes);
 }
 
+// train_config.json as train writes it.
+std::string posgeomTrainConfig() { return train::TrainConfig().toJson().dump(2); }
+
 void finishedRun(const fs::path& dir) {
-  for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "train_config.json", "train_log.csv", "training.json",
-                        "checkpoint.safetensors", "step_5/model.safetensors", "step_5/config.json"})
+  for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "train_log.csv", "training.json", "checkpoint.safetensors",
+                        "step_5/model.safetensors", "step_5/config.json"})
     put(dir / f, "x");
+  put(dir / "train_config.json", posgeomTrainConfig());
+  put(dir / "step_5/train_config.json", posgeomTrainConfig());
+}
+
+// A Hugging Face model's files (the names train writes too, no posgeom marker).
+void huggingFaceModel(const fs::path& dir) {
+  put(dir / "config.json", "{\"model_type\": \"gpt2\"}");
+  put(dir / "model.safetensors", "weights");
+  put(dir / "tokenizer.json", "{}");
 }
 
 // A finished run, an analyze report or the bundled default model used to be overwritten
@@ -64,6 +78,38 @@ TEST(RunDirectory, ANonEmptyOutIsRefusedAndForceReplacesOnlyATrainingRun) {
   EXPECT_TRUE(fs::exists(s / "mixed/step_5/notes.txt"));
 }
 
+// `--force` used to delete a Hugging Face model (config.json, model.safetensors,
+// tokenizer.json: all names a run writes) or a lone config.json, exit 0.
+TEST(RunDirectory, ForceReplacesOnlyADirectoryMarkedAsPosgeomsRun) {
+  ScratchDir s;
+  const std::string foreign = ": holds a model that posgeom's train did not write (no train_config.json or checkpoint.safetensors of a "
+                              "posgeom training run); train replaces only its own runs (with --force), so move it or choose another --out";
+  huggingFaceModel(s / "hf");
+  put(s / "lone/config.json", "{}");
+  huggingFaceModel(s / "other");
+  put(s / "other/train_config.json", "{\"model\": {}}");  // not train's: lacks the other tables
+  put(s / "other/checkpoint.safetensors", "not safetensors");
+  for (const char* dir : {"hf", "lone", "other"})
+    for (auto mode : {RunMode::kNew, RunMode::kForce}) EXPECT_EQ(refusal(s / dir, mode), (s / dir).string() + foreign) << dir;
+  // A step_<k>/ without its own train_config.json is a model, not train's.
+  huggingFaceModel(s / "steps/step_5");
+  EXPECT_NE(refusal(s / "steps", RunMode::kForce).find("holds 'step_5', which is not a posgeom training run's file"), std::string::npos);
+  EXPECT_EQ(readFile(s / "hf/model.safetensors"), "weights");
+  EXPECT_EQ(readFile(s / "lone/config.json"), "{}");
+  // Each marker alone makes it a run: train_config.json, the checkpoint, a step_<k>/'s own.
+  huggingFaceModel(s / "config");
+  put(s / "config/train_config.json", posgeomTrainConfig());
+  huggingFaceModel(s / "checkpoint");
+  io::SafetensorsWriter w;
+  w.addF32("param.x", {1}, {1.0f});
+  w.setMetadata("posgeom_train", "{\"step\": 5}");
+  w.write(s / "checkpoint/checkpoint.safetensors");
+  huggingFaceModel(s / "series");
+  put(s / "series/step_5/model.safetensors", "weights");
+  put(s / "series/step_5/train_config.json", posgeomTrainConfig());
+  for (const char* dir : {"config", "checkpoint", "series"}) EXPECT_EQ(refusal(s / dir, RunMode::kForce), "no error") << dir;
+}
+
 TEST(RunDirectory, KnowsATrainingRunsFiles) {
   ScratchDir s;
   finishedRun(s / "r");
@@ -72,9 +118,10 @@ TEST(RunDirectory, KnowsATrainingRunsFiles) {
   put(s / "r/summary.json", "");
   put(s / "r/model.safetensors.tmp.x", "");
   put(s / "r/step_x/config.json", "");
+  put(s / "r/step_7/model.safetensors", "");  // no train_config.json
   for (const char* own : {"config.json", "checkpoint.safetensors", "train_log.csv", "step_5", "model.safetensors.tmp.123", ".step_10.partial"})
     EXPECT_TRUE(train::isTrainingRunEntry(s / "r" / own)) << own;
-  for (const char* foreign : {"summary.json", "model.safetensors.tmp.x", "step_x", "missing"})
+  for (const char* foreign : {"summary.json", "model.safetensors.tmp.x", "step_x", "step_7", "missing"})
     EXPECT_FALSE(train::isTrainingRunEntry(s / "r" / foreign)) << foreign;
   fs::create_symlink(s / "r/config.json", s / "r/training.json.link");
   EXPECT_FALSE(train::isTrainingRunEntry(s / "r/training.json.link"));

@@ -8,6 +8,17 @@
 namespace posgeom::testing {
 namespace {
 
+// What readTrainConfig says of `text` written to `file` ("no error" when it reads).
+std::string configError(const std::filesystem::path& file, const std::string& text) {
+  writeFile(file, text);
+  try {
+    train::readTrainConfig(file);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(TrainConfig, ReadsTablesAndResolvesTheCorpus) {
   ScratchDir s;
   writeFile(s / "t.toml", "[model]\nlayers = 2\nheads = 2\nwidth = 32\ncontext = 16\nposition_encoding = \"alibi\"\n"
@@ -35,15 +46,7 @@ TEST(TrainConfig, ReadsTablesAndResolvesTheCorpus) {
 
 TEST(TrainConfig, BadValuesNameTheFileAndTable) {
   ScratchDir s;
-  auto message = [&](const std::string& text) {
-    writeFile(s / "b.toml", text);
-    try {
-      train::readTrainConfig(s / "b.toml");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = [&](const std::string& text) { return configError(s / "b.toml", text); };
   const std::string f = (s / "b.toml").string();
   EXPECT_EQ(message("[model]\nwidht = 3\n"), f + ": [model] has no key 'widht'");
   EXPECT_EQ(message("[model]\nwidth = 30\nheads = 4\n[data]\ncorpus = \"x\"\n"), f + ": [model] width must be a multiple of heads");
@@ -68,15 +71,7 @@ TEST(TrainConfig, BadValuesNameTheFileAndTable) {
 // (beta2 1.5), a floor above the learning rate, or wrap (seed -7 as 2^64 - 7).
 TEST(TrainConfig, NonFiniteFloatsBetasFloorAndNegativeSeedAreRefused) {
   ScratchDir s;
-  auto message = [&](const std::string& text) {
-    writeFile(s / "b.toml", "[data]\ncorpus = \"x\"\n" + text);
-    try {
-      train::readTrainConfig(s / "b.toml");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = [&](const std::string& text) { return configError(s / "b.toml", "[data]\ncorpus = \"x\"\n" + text); };
   const std::string f = (s / "b.toml").string();
   EXPECT_EQ(message("[optim]\nlearning_rate = inf\n"), f + ": [optim] learning_rate must be a finite number (got inf)");
   EXPECT_EQ(message("[optim]\nlearning_rate = nan\n"), f + ": [optim] learning_rate must be a finite number (got nan)");

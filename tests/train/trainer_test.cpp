@@ -3,11 +3,13 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "posgeom/base/error.h"
 
 #include "posgeom/io/json_file.h"
 #include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/train/training_data.h"
 #include "test_support.h"
@@ -207,21 +209,73 @@ TEST(Trainer, ResumeRefusesAnotherCorpusAFinishedScheduleAndOtherThreads) {
   at::set_num_threads(threads);
   EXPECT_EQ(message.rfind("--threads: the checkpoint ", 0), 0u) << message;
   EXPECT_NE(message.find("resume with --threads " + std::to_string(threads)), std::string::npos) << message;
-  // The same path, other contents (the corpus fingerprint, as analyze's).
+  // The same path, other contents (a digest of every byte).
   auto c = tinyConfig(s, "r");
   auto text = readFile(s / "corpus.txt");
   text[10] = 'X';
   writeFile(s / "corpus.txt", text);
   EXPECT_EQ(refusal(c, resuming()),
-            (s / "corpus.txt").string() + ": is not the corpus the checkpoint's run trained on (its files differ; " +
+            (s / "corpus.txt").string() + ": is not the corpus the checkpoint's run trained on (its contents differ; " +
                 (s / "r/checkpoint.safetensors").string() + ")");
   EXPECT_EQ(readFile(s / "r/checkpoint.safetensors"), checkpoint);  // nothing written by the refusals
-  // The same contents under another path resume.
+  // The same contents under another directory and file name resume (it was refused:
+  // "its files differ", the names were hashed).
   tinyConfig(s, "unused");  // writes corpus.txt as it was
   fs::create_directories(s / "moved");
-  fs::copy_file(s / "corpus.txt", s / "moved/corpus.txt");
-  c.data.corpus = s / "moved/corpus.txt";
+  fs::copy_file(s / "corpus.txt", s / "moved/renamed.txt");
+  c.data.corpus = s / "moved/renamed.txt";
   EXPECT_EQ(refusal(c, resuming()), "no error");
+}
+
+// One byte changed in a 1.1 MB corpus, between the blocks analyze's sampled fingerprint
+// reads, and the run resumed silently on the other text.
+TEST(Trainer, ResumeSeesAChangeAnywhereInTheCorpus) {
+  ScratchDir s;
+  auto c = tinyConfig(s, "r");
+  std::string text;
+  while (text.size() < 1100000) text += "the quick brown fox jumps over the lazy dog\n";
+  text.resize(1100000);
+  writeFile(s / "big.txt", text);
+  c.data.corpus = s / "big.txt";
+  train::TrainOptions stop;
+  stop.stop_after = 2;
+  train::runTraining(c, stop);
+  text[279000] = text[279000] == 'q' ? 'z' : 'q';  // both in the vocabulary: the model's shape is the same
+  writeFile(s / "big.txt", text);
+  EXPECT_EQ(refusal(c, resuming()), (s / "big.txt").string() + ": is not the corpus the checkpoint's run trained on (its contents "
+                                                                "differ; " + (s / "r/checkpoint.safetensors").string() + ")");
+}
+
+// The checkpoint `file` with its posgeom_train metadata edited (to make an older posgeom's).
+void editCheckpointMetadata(const fs::path& file, const std::function<void(nlohmann::json&)>& edit) {
+  io::SafetensorsWriter w;
+  {
+    const auto f = io::SafetensorsFile::open(file);
+    for (const auto& [name, t] : f.tensors()) w.add(name, t.dtype, t.shape, t.data, t.nbytes);
+    auto meta = nlohmann::json::parse(f.metadata().at("posgeom_train"));
+    edit(meta);
+    w.setMetadata("posgeom_train", meta.dump());
+  }
+  w.write(file);
+}
+
+// Checkpoints without a corpus_digest (before H1, or f26e8d4's sampled corpus_fingerprint)
+// resume as older ones did: the corpus known by its path, its contents not checked (a warning).
+TEST(Trainer, ACheckpointWithoutACorpusDigestResumesByTheCorpusPath) {
+  ScratchDir s;
+  train::TrainOptions stop;
+  stop.stop_after = 10;
+  train::runTraining(tinyConfig(s, "r"), stop);
+  editCheckpointMetadata(s / "r/checkpoint.safetensors", [](nlohmann::json& meta) {
+    ASSERT_TRUE(meta.contains("corpus_digest"));
+    meta.erase("corpus_digest");
+    meta["corpus_fingerprint"] = "0123456789abcdef";  // sampled, and not this corpus's: not compared
+  });
+  auto moved = tinyConfig(s, "r");
+  fs::copy_file(s / "corpus.txt", s / "renamed.txt");
+  moved.data.corpus = s / "renamed.txt";
+  EXPECT_NE(refusal(moved, resuming()).find(": was made with another training config: data.corpus (saved "), std::string::npos);
+  EXPECT_EQ(refusal(tinyConfig(s, "r"), resuming()), "no error");
 }
 
 // A finished run used to be replaced by a 5-step one with exit 0.

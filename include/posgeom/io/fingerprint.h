@@ -18,4 +18,10 @@ std::string fingerprintFiles(const std::vector<std::filesystem::path>& files);
 // sorted by name; the tokenizer files and README do not change what the model computes.
 std::string modelFingerprint(const std::filesystem::path& model_dir);
 
+// Hex digest of every byte of the files, in the given order, as one stream: not their
+// names, nor where one ends and the next begins, so files that concatenate to the same
+// text digest the same. Reads all of them: for files a reader takes whole anyway (train's
+// corpus). InputError naming a file it cannot read.
+std::string contentDigest(const std::vector<std::filesystem::path>& files);
+
 }  // namespace posgeom::io

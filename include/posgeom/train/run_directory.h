@@ -1,7 +1,9 @@
 #pragma once
 // train's --out holds one training run and nothing else. A new run needs it absent or
 // empty; --force replaces a directory that holds only a training run's own files, never
-// one with anything else in it (an analyze report, the user's files); --resume continues
+// one with anything else in it (an analyze report, the user's files), nor one without a
+// file only train writes (a Hugging Face model has config.json and model.safetensors too:
+// a posgeom train_config.json or checkpoint, or a step_<k>/ with its own); --resume continues
 // the run whose checkpoint is in it. An io::PathLock is held beside it for the run's
 // lifetime, so a second run on the same --out refuses. A run that fails before its first
 // checkpoint takes back what it wrote, and --out itself if it created it. Torch-free.
@@ -43,8 +45,8 @@ class RunDirectory {
 
 // An entry of --out that a training run writes: config.json, model.safetensors,
 // tokenizer.json, train_config.json, train_log.csv, training.json, checkpoint.safetensors
-// (and their *.tmp.<pid> left by a killed run), step_<k>/ and .step_<k>.partial/ holding
-// only a model's files.
+// (and their *.tmp.<pid> left by a killed run), step_<k>/ holding only a model's files
+// and its posgeom train_config.json, and .step_<k>.partial/ holding only a model's files.
 bool isTrainingRunEntry(const std::filesystem::path& entry);
 
 }  // namespace posgeom::train

@@ -34,7 +34,8 @@ std::optional<double> lastValidationLoss(const std::vector<LogRow>& log);
 // config), train_log.csv, training.json (data, baseline, final losses, time) and
 // checkpoint.safetensors (to resume). Returns the log. Before anything is allocated or
 // written: the memory estimate, the --out policy, and with resume the checkpoint's
-// identity (config, corpus contents, schedule, threads). SIGINT/SIGTERM stop it after the
+// identity (config, every byte of the corpus, schedule, threads) and a --stop-after past
+// its step. SIGINT/SIGTERM stop it after the
 // step in hand with a checkpoint (RunStopped).
 std::vector<LogRow> runTraining(const TrainConfig& config, const TrainOptions& options);
 
