@@ -16,18 +16,20 @@ void tomlConfig(const uint8_t* data, std::size_t size) {
   if (!parsed.is_object()) __builtin_trap();  // a TOML document is a table
   // A seed is one kind of config or the other: refused only when neither reads it.
   bool accepted = false;
+  std::string as_sweep;  // why readSweep refused it, said when readTrainConfig refuses it too
   try {
     const auto sweep = jobs::readSweep(file);
     for (const auto& run : sweep.runs)
       if (run.name.empty()) __builtin_trap();  // every run is named (its report directory)
     accepted = true;
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    as_sweep = e.what();
   }
   try {
     (void)train::readTrainConfig(file);
     accepted = true;
-  } catch (const InputError&) {
-    if (!accepted) throw;
+  } catch (const InputError& e) {
+    if (!accepted) throw InputError("", "not a sweep (" + as_sweep + ") nor a train config (" + e.what() + ")");
   }
 }
 
