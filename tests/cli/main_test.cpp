@@ -156,7 +156,7 @@ TEST(Cli, ModelCommandsRunWithSleepingIdleThreads) {
     args.insert(args.end(), env.begin(), env.end());
     for (const std::string a : {POSGEOM_BINARY, "--log-level", "debug", "forward", "--model"}) args.push_back(a);
     args.push_back(dir.string());
-    for (const std::string a : {"--random-ids", "1,4", "--out"}) args.push_back(a);
+    for (const std::string a : {"--random-ids", "1,4", "--force", "--out"}) args.push_back(a);  // each run over the last's file
     args.push_back((s / "o.safetensors").string());
     return runProgram("/usr/bin/env", args);
   };
