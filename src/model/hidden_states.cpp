@@ -1,6 +1,7 @@
 #include "posgeom/model/hidden_states.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
 
 #include <cstring>
 
