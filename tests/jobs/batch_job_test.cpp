@@ -1,7 +1,5 @@
 #include "posgeom/jobs/batch_job.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <map>
 #include <sstream>

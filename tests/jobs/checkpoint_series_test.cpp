@@ -1,7 +1,5 @@
 #include "posgeom/jobs/checkpoint_series.h"
 
-#include <spdlog/spdlog.h>
-
 #include <sstream>
 
 #include "posgeom/base/error.h"

@@ -1,7 +1,5 @@
 #include "posgeom/jobs/sweep_config.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <sstream>
 

@@ -1,28 +1,23 @@
 #pragma once
 // What is logged through spdlog's default logger while one of these lives: warnings a test
-// asserts on. Header-only: for the suites that link spdlog (posgeom_base).
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
-
+// asserts on. spdlog stays in captured_log.cpp: a CUDA LibTorch 2.x brings its own fmt,
+// which spdlog cannot compile with, into every suite that links Torch (base/log.h).
 #include <memory>
-#include <sstream>
 #include <string>
 
 namespace posgeom::testing {
 
 class CapturedLog {
  public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  CapturedLog();
+  ~CapturedLog();
   CapturedLog(const CapturedLog&) = delete;
   CapturedLog& operator=(const CapturedLog&) = delete;
-  std::string str() const { return text_.str(); }
+  std::string str() const;
 
  private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> previous_;
+  struct Capture;
+  std::unique_ptr<Capture> capture_;
 };
 
 }  // namespace posgeom::testing

@@ -1,7 +1,5 @@
 #include "posgeom/model/load/tensor_resolver.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <sstream>
 
