@@ -45,29 +45,17 @@ bool inside(const fs::path& path, const fs::path& dir) {
 OutputFile::OutputFile(fs::path path, OutputFileRules rules) : path_(std::move(path)), rules_(std::move(rules)) {
   if (path_.empty()) throw InputError(rules_.option, "needs a file name");
   check();
-  // The parents it makes now (the lock lives beside the file) go again if nothing is written.
+  // The nearest existing ancestor must be a directory; the ones missing below it are made
+  // with the lock (which lives beside the file) and go with it when nothing is written.
   fs::path parent = normalisedPath(path_).parent_path();
-  while (!present(parent)) {
-    made_dirs_.push_back(parent);
-    parent = parent.parent_path();
-  }
+  while (!present(parent)) parent = parent.parent_path();
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     throw InputError(path_.string(), "cannot be written: " + parent.string() + " is not a directory");
-  try {
-    lock_ = std::make_unique<PathLock>(path_, rules_.option);
-  } catch (...) {
-    for (const auto& dir : made_dirs_) fs::remove(dir, ec);
-    throw;
-  }
+  lock_ = std::make_unique<PathLock>(path_, rules_.option);
 }
 
-OutputFile::~OutputFile() {
-  lock_.reset();
-  if (written_) return;
-  std::error_code ec;
-  for (const auto& dir : made_dirs_) fs::remove(dir, ec);  // only while empty
-}
+OutputFile::~OutputFile() = default;
 
 void OutputFile::check() const {
   const auto text = path_.string();
@@ -93,7 +81,6 @@ void OutputFile::check() const {
 void OutputFile::writeWith(const std::function<void(const fs::path&)>& write_to) {
   check();
   write_to(path_);
-  written_ = true;
 }
 
 void OutputFile::write(const std::function<void(std::ostream&)>& fill) {

@@ -31,7 +31,7 @@ class OutputFile {
  public:
   // Throws InputError naming `path` when the rules refuse it or another run holds it.
   OutputFile(std::filesystem::path path, OutputFileRules rules);
-  // Not written: the parent directories this made are removed (when empty).
+  // Not written: the parent directories made for it go with its lock (when empty).
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -47,9 +47,7 @@ class OutputFile {
   void check() const;
   std::filesystem::path path_;
   OutputFileRules rules_;
-  std::vector<std::filesystem::path> made_dirs_;  // deepest first
   std::unique_ptr<PathLock> lock_;
-  bool written_ = false;
 };
 
 }  // namespace posgeom::io
