@@ -14,17 +14,17 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/process_memory.h"
+#include "posgeom/base/stopwatch.h"
 #include "posgeom/corpus/window_sampler.h"
 #include "posgeom/io/output_file.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/bench_rounds.h"
-#include "posgeom/jobs/report_writer.h"
 #include "posgeom/metrics/moment_solver.h"
-#include "posgeom/metrics/layer_metrics.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/flops.h"
 #include "posgeom/pass/analysis_pass.h"
 #include "posgeom/pass/heads_stage.h"
+#include "posgeom/pass/metrics_stage.h"
 #include "posgeom/runtime/device_timing.h"
 #include "posgeom/runtime/threads.h"
 #include "posgeom/tokenize/tokenizer.h"
@@ -33,8 +33,7 @@ namespace posgeom::jobs {
 namespace fs = std::filesystem;
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Clock = SteadyClock;
 
 model::RandomCheckpointSpec shapeSpec(const std::string& type, int64_t layers, int64_t dim, int64_t heads,
                                       int64_t kv_heads, int64_t ff, int64_t vocab, int64_t positions) {
@@ -273,15 +272,14 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
   anova::AnalysisState state;
   state.layers = run.takeStatistics();
   auto start = Clock::now();
-  const auto metric_options = metricOptions(heads_plan_report);
-  metrics::computeAllLayerMetrics(state.layers, metric_options, metricsWorkers(state, *metric_options.moment_solver));
+  pass::runMetricsStage(state, heads_plan_report, false);  // what analyze's report runs
   r.metrics_end_stage_s = secondsSince(start);
   start = Clock::now();
   r.heads_analysed = static_cast<int64_t>(pass::analyzeHeads(*model, state, *heads_plan.heads, heads_plan.causal).size());
   r.heads_end_stage_s = secondsSince(start);
   r.metrics_per_layer_s = r.metrics_end_stage_s / static_cast<double>(std::max<std::size_t>(1, state.layers.size()));
   r.heads_per_head_s = r.heads_end_stage_s / static_cast<double>(std::max<int64_t>(1, r.heads_analysed));
-  r.eigh_s = measureEigh(config.hidden_size, *metric_options.moment_solver);
+  r.eigh_s = measureEigh(config.hidden_size, *pass::metricOptions(heads_plan_report).moment_solver);
   r.peak_rss_bytes = std::max(load_peak, peakResidentBytes());
   if (device.isCuda()) r.device_memory_bytes = device_peak;
   return r;

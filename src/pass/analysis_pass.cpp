@@ -6,12 +6,12 @@
 #include "pass_model.h"
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/stopwatch.h"
 
 namespace posgeom::pass {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Clock = SteadyClock;
 
 // Times the accumulators' calls. On the CPU a call returns when its work is done; on a GPU
 // once its work is queued, so there the time would mean nothing and is not taken.

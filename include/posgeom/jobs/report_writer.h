@@ -9,15 +9,9 @@
 
 #include "posgeom/anova/state_file.h"
 #include "posgeom/heads/head_analysis.h"
-#include "posgeom/metrics/layer_metrics.h"
 #include "posgeom/pass/options.h"
 
 namespace posgeom::jobs {
-
-// The metrics' options, their moment solver the one of `report.end_device`.
-metrics::LayerMetricsOptions metricOptions(const pass::ReportOptions& report);
-// Layers whose end stage runs at once: the cores, fewer where memory holds fewer layers.
-unsigned metricsWorkers(const anova::AnalysisState& state, const metrics::MomentSolver& solver);
 
 // What a stage after the heads adds to a report (--neurons): keys of summary.json, and files
 // (name, contents) written before it.

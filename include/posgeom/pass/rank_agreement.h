@@ -10,12 +10,12 @@
 #include "posgeom/pass/plan.h"
 #include "posgeom/runtime/rank_group.h"
 
-namespace posgeom::jobs {
+namespace posgeom::pass {
 
 // The shard a rank reads of the shard asked (--shard i/n, else 0/1): windows
 // i + n * rank, every n * world-th, so the ranks together read exactly the shard asked.
-pass::Shard rankShard(const pass::Shard& asked, const runtime::RankGroup& group);
-void takeRankShard(pass::PassPlan& plan, const runtime::RankGroup& group);
+Shard rankShard(const Shard& asked, const runtime::RankGroup& group);
+void takeRankShard(PassPlan& plan, const runtime::RankGroup& group);
 
 // settings["distributed"]: how many ranks, launched how, on which engine.
 nlohmann::json distributedSettings(const runtime::RankGroup& group);
@@ -34,4 +34,4 @@ void requireSameWorld(const anova::AnalysisState& saved, const runtime::RankGrou
 // and each rank's record under "ranks" for a resume.
 nlohmann::json combinedData(const std::vector<std::string>& per_rank, bool complete);
 
-}  // namespace posgeom::jobs
+}  // namespace posgeom::pass

@@ -1,17 +1,17 @@
-#include "posgeom/jobs/distributed_analyze.h"
+#include "posgeom/pass/rank_agreement.h"
 
 #include <algorithm>
 
 #include "posgeom/anova/state_merge.h"
 #include "posgeom/base/error.h"
 
-namespace posgeom::jobs {
+namespace posgeom::pass {
 
-pass::Shard rankShard(const pass::Shard& asked, const runtime::RankGroup& group) {
+Shard rankShard(const Shard& asked, const runtime::RankGroup& group) {
   return {asked.index + asked.count * group.rank(), asked.count * group.world()};
 }
 
-void takeRankShard(pass::PassPlan& plan, const runtime::RankGroup& group) {
+void takeRankShard(PassPlan& plan, const runtime::RankGroup& group) {
   plan.shard = rankShard(plan.shard, group);
   plan.windows.shard_index = plan.shard.index;
   plan.windows.shard_count = plan.shard.count;
@@ -64,4 +64,4 @@ nlohmann::json combinedData(const std::vector<std::string>& per_rank, bool compl
           {"ranks", ranks}};
 }
 
-}  // namespace posgeom::jobs
+}  // namespace posgeom::pass

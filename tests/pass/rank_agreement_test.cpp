@@ -1,15 +1,15 @@
-#include "posgeom/jobs/distributed_analyze.h"
+#include "posgeom/pass/rank_agreement.h"
 
 #include <gtest/gtest.h>
 
 #include "posgeom/base/error.h"
 #include "rank_threads.h"
 
-namespace posgeom::jobs {
+namespace posgeom::pass {
 namespace {
 
 // The ranks' shards of a shard asked cover exactly its windows, each once.
-TEST(DistributedAnalyze, RankShardsSplitTheShardAsked) {
+TEST(RankAgreement, RankShardsSplitTheShardAsked) {
   const std::vector<int> worlds{2, 3};
   for (const pass::Shard asked : {pass::Shard{0, 1}, pass::Shard{1, 4}}) {
     for (const int world : worlds) {
@@ -31,7 +31,7 @@ TEST(DistributedAnalyze, RankShardsSplitTheShardAsked) {
   }
 }
 
-TEST(DistributedAnalyze, CombinedDataSumsWindowsAndKeepsEachRanksRecord) {
+TEST(RankAgreement, CombinedDataSumsWindowsAndKeepsEachRanksRecord) {
   const auto data = combinedData({R"({"windows": 5, "tokens_read": 900, "documents": 3, "token_hash": "aa",
                                       "invalid_utf8_replaced": 1, "skipped_rows": 0})",
                                   R"({"windows": 4, "tokens_read": 950, "documents": 4, "token_hash": "bb",
@@ -48,7 +48,7 @@ TEST(DistributedAnalyze, CombinedDataSumsWindowsAndKeepsEachRanksRecord) {
   EXPECT_FALSE(data.contains("token_hash"));
 }
 
-TEST(DistributedAnalyze, ResumeOnlyUnderTheWorldSizeSaved) {
+TEST(RankAgreement, ResumeOnlyUnderTheWorldSizeSaved) {
   anova::AnalysisState single, distributed;
   distributed.settings["distributed"] = {{"world_size", 2}};
   EXPECT_NO_THROW(requireSameWorld(single, nullptr, "state"));
@@ -73,7 +73,7 @@ TEST(DistributedAnalyze, ResumeOnlyUnderTheWorldSizeSaved) {
 }
 
 // Every rank hears which rank's settings differ from rank 0's, and how.
-TEST(DistributedAnalyze, RanksWithOtherSettingsAreNamedOnEveryRank) {
+TEST(RankAgreement, RanksWithOtherSettingsAreNamedOnEveryRank) {
   std::vector<std::string> messages(3);
   testing::runRankThreads(3, testing::loopbackRendezvous(), std::chrono::seconds(20), [&](runtime::RankGroup& g) {
     nlohmann::json settings = {{"seq_len", g.rank() == 2 ? 64 : 32}, {"effective", {{"threads", g.rank()}}}};
@@ -88,4 +88,4 @@ TEST(DistributedAnalyze, RanksWithOtherSettingsAreNamedOnEveryRank) {
 }
 
 }  // namespace
-}  // namespace posgeom::jobs
+}  // namespace posgeom::pass

@@ -1,0 +1,166 @@
+#include "posgeom/pass/analysis_run.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "posgeom/anova/state_merge.h"
+#include "posgeom/base/error.h"
+#include "posgeom/base/stopwatch.h"
+#include "posgeom/corpus/document_reader.h"
+#include "posgeom/io/hub_cache.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/pass/analysis_pass.h"
+#include "posgeom/pass/heads_stage.h"
+#include "posgeom/pass/neurons_stage.h"
+#include "posgeom/pass/rank_agreement.h"
+#include "posgeom/pass/rank_reduce.h"
+#include "posgeom/pass/run_hooks.h"
+#include "posgeom/pass/run_settings.h"
+#include "posgeom/pass/sampled_windows.h"
+#include "posgeom/runtime/threads.h"
+#include "posgeom/tokenize/token_names.h"
+
+namespace posgeom::pass {
+namespace fs = std::filesystem;
+namespace {
+
+// The tokenizer before the weights: it is small, and a bad one is bad input.
+std::unique_ptr<tokenize::Tokenizer> runTokenizer(const AnalyzeOptions& o, PassPlan& plan) {
+  if (corpus::isGenerated(o.corpus.path) || corpus::isPretokenized(o.corpus.path)) return nullptr;
+  const fs::path from = o.tokenizer.empty() ? plan.model_dir : o.tokenizer;
+  auto tokenizer = tokenize::loadTokenizer(from);
+  if (tokenizer->vocabSize() > plan.config.vocab_size)
+    throw InputError(from.string(), "the tokenizer's " + std::to_string(tokenizer->vocabSize()) +
+                                        " ids do not fit the model's embedding of " + std::to_string(plan.config.vocab_size));
+  if (o.special_tokens) plan.windows.framing = tokenizer->framing();
+  return tokenizer;
+}
+
+// A saved state resumes only the run it was saved by: the model and corpus by content
+// (another path to the same files resumes; other files at the same path do not), and every
+// other setting.
+void requireSameRun(const anova::AnalysisState& saved, const nlohmann::json& settings, const AnalyzeOptions& o,
+                    const fs::path& state_path) {
+  const auto same = [&](const char* key) { return saved.settings.value(key, "") == settings.value(key, ""); };
+  if (!same("model_fingerprint"))
+    throw InputError(o.model, "is not the model the saved run used (its config or weights differ; " + state_path.string() + ")");
+  if (!same("corpus_fingerprint")) throw InputError(o.corpus.path, "is not the corpus the saved run read (its files differ)");
+  if (const auto difference = anova::settingsDifference(saved.settings, settings, "saved", "now"); !difference.empty())
+    throw InputError(state_path.string(), "was saved by a run with other settings: " + difference);
+}
+
+// A distributed resume: rank 0's state, shared out (this rank's windows, and its part of
+// the statistics); before the weights, so that a state that does not fit fails fast.
+// Returns the windows of all ranks the state holds.
+int64_t shareResumedState(std::optional<anova::AnalysisState>& resumed, runtime::RankGroup& ranks, const Shard& shard) {
+  const auto record = nlohmann::json::parse(ranks.broadcastFromRoot(resumed ? resumed->settings.dump() : std::string("{}")));
+  const auto& mine = record["data"]["ranks"].at(static_cast<std::size_t>(ranks.rank()));
+  auto share = resumeShare(resumed ? resumed->layers : std::vector<anova::LayerStatistics>{}, ranks,
+                           [shard](int64_t window) { return window % shard.count == shard.index; });
+  if (!resumed) resumed.emplace();
+  resumed->settings = record;
+  resumed->settings["data"]["token_hash"] = mine["token_hash"];
+  resumed->windows = mine["windows"].get<int64_t>();
+  resumed->layers = std::move(share);
+  return record["data"].value("windows", int64_t{0});
+}
+
+void logPassEnd(const AnalysisPass& pass, double forward_s) {
+  const auto& ws = pass.windowsRead();
+  const auto& ss = pass.streamRead();
+  spdlog::info("{} windows of {} tokens ({} tokens read, {} documents) in {:.1f} s", pass.windows(), pass.plan().pass.seq_len,
+               ws.tokens_read, ws.documents_seen, forward_s);
+  if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
+  if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
+}
+
+// The stages after the pass that need the model: the heads, then block 0's neurons.
+void runEndStages(AnalysisRun& run, const AnalysisPass& pass, const AnalyzeOptions& o, const corpus::CorpusOptions& corpus,
+                  const tokenize::Tokenizer* tokenizer, const corpus::WindowOptions& all_windows) {
+  const auto& plan = pass.plan();
+  if (!plan.heads) return;
+  auto start = SteadyClock::now();
+  run.head_reports = analyzeHeads(pass.model(), run.state, *plan.heads, plan.causal);
+  run.state.settings["timings"]["heads_s"] = secondsSince(start);
+  if (!o.neurons) return;
+  start = SteadyClock::now();
+  std::vector<heads::HeadReport> first_block;
+  for (const auto& h : run.head_reports)
+    if (h.block == 0) first_block.push_back(h);
+  const auto ids = sampledWindowIds(corpus, tokenizer, plan.config.vocab_size, all_windows, run.state);
+  run.neurons = analyzeNeurons(pass.model(), run.state, first_block, ids, {10, 0.8, plan.heads->kernel_skip});
+  run.token_names = tokenize::readTokenNames(o.tokenizer.empty() ? plan.model_dir : o.tokenizer);
+  if (!o.save_kernels)  // kept for the neurons only
+    for (auto& h : run.head_reports) h.kernel.resize(0, 0), h.mean_query_kernel.resize(0, 0);
+  run.state.settings["timings"]["neurons_s"] = secondsSince(start);
+}
+
+}  // namespace
+
+AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runtime::RankGroup* ranks) {
+  // A missing corpus is found before the model takes its time to load.
+  if (o.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
+  if (!corpus::isGenerated(o.corpus.path)) corpus::corpusFiles(o.corpus.path);
+  std::optional<anova::AnalysisState> resumed;
+  if (control.resumes() && control.writes()) {
+    resumed = anova::loadState(control.resume_state);
+    requireSameWorld(*resumed, ranks, control.resume_state.string());
+  }
+  const auto t0 = SteadyClock::now();
+  const auto model_dir = io::resolveModelDir(o.model, io::processEnv(), o.revision);
+  // Each rank on its own GPU: cuda:LOCAL_RANK of the GPUs it sees (one, where the launcher
+  // gives each task its own through CUDA_VISIBLE_DEVICES).
+  AnalyzeOptions rank_options = o;
+  if (ranks && o.device.isCuda()) rank_options.device.index = ranks->launch().local_rank % std::max(1, runtime::cudaDeviceCount());
+  auto plan = planPass(rank_options, model_dir, model::loadModelConfig(model_dir));
+  const auto tokenizer = runTokenizer(o, plan);
+  anova::AnalysisState state;
+  state.settings = runSettings(o, plan, tokenizer.get());
+  const corpus::WindowOptions all_windows = plan.windows;  // of the shard asked, over all ranks
+  if (ranks) {
+    requireSameSettings(*ranks, state.settings);
+    state.settings["distributed"] = distributedSettings(*ranks);
+    takeRankShard(plan, *ranks);
+  }
+  if (resumed) requireSameRun(*resumed, state.settings, o, control.resume_state);
+  const int64_t resumed_all_windows = ranks && control.resumes() ? shareResumedState(resumed, *ranks, plan.shard) : 0;
+
+  AnalysisPass pass(plan, loadPassModel(plan));
+  if (o.neurons && !hasNeuronCircuit(pass.model()))
+    throw InputError("--neurons", "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, olmo without clip_qkv)");
+  const double load_s = secondsSince(t0);
+  corpus::CorpusOptions corpus_options = o.corpus;
+  corpus_options.repeat_period = plan.repeat_period;
+  auto stream = corpus::openCorpus(corpus_options, tokenizer.get(), plan.config.vocab_size);
+  corpus::WindowSampler sampler(*stream, plan.windows);
+  double forward_s = 0;
+  if (resumed) {
+    pass.resumeFrom(*resumed, sampler, o.corpus.path, control.resume_state.string());
+    forward_s = resumed->settings["timings"].value("forward_and_accumulate_s", 0.0);
+    spdlog::info("resuming after {} windows from {}", pass.windows(), control.resume_state.string());
+  }
+  RunHooks hooks(control, ranks, pass, state, load_s, forward_s);
+  if (ranks && resumed) hooks.resumedAt(resumed_all_windows);
+  {
+    WindowBatches batches(sampler, *stream, plan.pass.batch_size);  // the next batch is read during this one's pass
+    pass.runAll(batches, hooks);
+  }
+  hooks.finish();
+  forward_s = hooks.forwardSeconds();
+  logPassEnd(pass, forward_s);
+  // On every rank alike (the count is of all ranks): a rank without windows is no error.
+  if (hooks.allWindows() == 0) throw InputError(o.corpus.path, "this shard received no window");
+  if (hooks.allWindows() == 1 && (!ranks || ranks->root()))
+    spdlog::warn("{}: {}{}", plan.shard.count > 1 ? "--shard " + plan.shard.str() : o.corpus.path, singleWindowWarning(),
+                 plan.shard.count > 1 ? "; merging the shards' states gives the whole run's report" : "");
+  // Saved before the end stages and the report: a stop during those resumes with no pass.
+  hooks.snapshot(true, forward_s);
+  if (ranks && !ranks->root()) return {};  // rank 0 has the statistics of all, and writes
+
+  AnalysisRun run{std::move(state), {}, std::nullopt, {}, plan.report};
+  runEndStages(run, pass, o, corpus_options, tokenizer.get(), all_windows);
+  return run;
+}
+
+}  // namespace posgeom::pass
