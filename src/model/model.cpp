@@ -8,6 +8,20 @@ int64_t Model::lastLayerFor(const ForwardRequest& r) const {
   return r.last_layer < 0 ? config_.num_layers : std::min(r.last_layer, config_.num_layers);
 }
 
+ForwardOutputs Model::forward(const ForwardRequest& r) const {
+  const int64_t last = lastLayerFor(r);
+  const auto ids = idsOnDevice(r.ids);
+  BlockContext context{r, causalFor(r), ids.size(1), {}, {}};
+  auto x = embed(ids, context);
+  if (r.observer) r.observer->onHidden(0, x);
+  for (int64_t i = 0; i < last; ++i) {
+    x = block(i, x, context);
+    if (r.observer) r.observer->onHidden(i + 1, x);
+  }
+  if ((r.want_final_norm || r.want_logits) && last == config_.num_layers) return finish(x, r);
+  return {};
+}
+
 at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {
   if (ids.dim() != 2 || ids.scalar_type() != at::kLong)
     throw InputError("input_ids", "expected int64 ids of shape [B,T]");

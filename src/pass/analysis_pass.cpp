@@ -28,6 +28,11 @@ class TimedObserver final : public model::LayerObserver {
     inner_.onAttentionInput(block, normed);
     seconds += secondsSince(start);
   }
+  void onMlpInput(int64_t block, const at::Tensor& unnormed) override {  // every call the observer takes
+    const auto start = Clock::now();
+    inner_.onMlpInput(block, unnormed);
+    seconds += secondsSince(start);
+  }
   double seconds = 0;
 
  private:

@@ -9,6 +9,7 @@
 
 #include "posgeom/model/model_config.h"
 #include "posgeom/model/numerics.h"
+#include "posgeom/model/ops.h"
 
 namespace posgeom::model {
 
@@ -40,6 +41,26 @@ struct ForwardRequest {
 struct ForwardOutputs {
   at::Tensor final_norm;  // [B,T,d]; undefined unless asked for and the model has a final norm
   at::Tensor logits;      // [B,T,V]; undefined unless asked for and the model has an LM head
+};
+
+// What the blocks of one forward call share: the request (its observer, its dropout), the
+// mask, and the position terms made once a call by embed (RoPE's tables, an additive bias).
+struct BlockContext {
+  const ForwardRequest& request;
+  bool causal = true;
+  int64_t seq_len = 0;
+  ops::RotaryTables rope;     // undefined tables: no rotation
+  at::Tensor attention_bias;  // additive [H,T,T] (ALiBi), or undefined
+
+  // Training: dropout on embeddings and residual branches (GPT-2); the tensor itself otherwise.
+  at::Tensor drop(const at::Tensor& t) const { return request.dropout > 0 ? at::dropout(t, request.dropout, true) : t; }
+  // Block `block`'s attention input after its input norm; its residual stream as the MLP's norm reads it.
+  void attentionInput(int64_t block, const at::Tensor& normed) const {
+    if (request.observer) request.observer->onAttentionInput(block, normed);
+  }
+  void mlpInput(int64_t block, const at::Tensor& unnormed) const {
+    if (request.observer) request.observer->onMlpInput(block, unnormed);
+  }
 };
 
 // Each query head's query and key maps in float32: q = wq x + bq, k = wk x + bk for the
@@ -92,7 +113,20 @@ class Model {
   const Numerics& numerics() const { return numerics_; }
   int64_t numHiddenStates() const { return config_.num_layers + 1; }
 
-  virtual ForwardOutputs forward(const ForwardRequest& request) const = 0;
+  // The one forward loop: embed, every block up to the last asked, then the epilogue when
+  // the last block ran and a final norm or logits were asked; each hidden state goes to the
+  // observer as it is made.
+  ForwardOutputs forward(const ForwardRequest& request) const;
+
+  // The seam every family implements, one block at a time.
+  // hidden.0 from checked ids on the device [B,T]; sets the call's position terms in `context`.
+  virtual at::Tensor embed(const at::Tensor& ids, BlockContext& context) const = 0;
+  // Block `index` (0-based): hidden.index -> hidden.(index + 1), its attention and MLP
+  // inputs to the context's observer.
+  virtual at::Tensor block(int64_t index, const at::Tensor& x, const BlockContext& context) const = 0;
+  // The last hidden state through the final norm and the LM head, as `request` asks
+  // (each output undefined where the model has none).
+  virtual ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& request) const = 0;
   virtual QueryKeyMaps queryKeyMaps(int64_t block) const = 0;
   virtual bool hasFinalNorm() const { return true; }
   virtual bool hasLmHead() const = 0;
@@ -113,15 +147,6 @@ class Model {
   at::Tensor idsOnDevice(const at::Tensor& ids) const;
   // The config's kernel positions with ALiBi slopes [H] added (none when undefined).
   KernelPositions alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const;
-  static void emitHidden(const ForwardRequest& r, int64_t layer, const at::Tensor& hidden) {
-    if (r.observer) r.observer->onHidden(layer, hidden);
-  }
-  static void emitAttentionInput(const ForwardRequest& r, int64_t block, const at::Tensor& normed) {
-    if (r.observer) r.observer->onAttentionInput(block, normed);
-  }
-  static void emitMlpInput(const ForwardRequest& r, int64_t block, const at::Tensor& unnormed) {
-    if (r.observer) r.observer->onMlpInput(block, unnormed);
-  }
 
  private:
   ModelConfig config_;

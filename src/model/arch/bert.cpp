@@ -117,36 +117,35 @@ class BertModel final : public Model {
     }
   }
 
-  ForwardOutputs forward(const ForwardRequest& r) const override {
+  at::Tensor embed(const at::Tensor& ids, BlockContext& /*context*/) const override {
+    const auto& num = numerics();
+    const auto emb = num.round(at::embedding(word_, ids) + at::embedding(position_, positionIds(ids)) + type0_);
+    return ops::layerNorm(emb, emb_ln_.w, emb_ln_.b, config().norm_eps, num);
+  }
+
+  at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
-    const auto positions = positionIds(ids);
-    const auto emb = num.round(at::embedding(word_, ids) + at::embedding(position_, positions) + type0_);
-    auto x = ops::layerNorm(emb, emb_ln_.w, emb_ln_.b, c.norm_eps, num);
-    emitHidden(r, 0, x);
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& l = layers_[static_cast<size_t>(i)];
-      emitAttentionInput(r, i, x);  // post-LN: the block input is already normed
-      const auto q = ops::splitHeads(ops::linear(x, l.q_w, l.q_b, num), c.num_heads);
-      const auto k = ops::splitHeads(ops::linear(x, l.k_w, l.k_b, num), c.num_heads);
-      const auto v = ops::splitHeads(ops::linear(x, l.v_w, l.v_b, num), c.num_heads);
-      const auto ctx = ops::mergeHeads(ops::attention(q, k, v, causal, {}, num));
-      const auto attended = num.round(ops::linear(ctx, l.o_w, l.o_b, num) + x);
-      emitMlpInput(r, i, attended);  // post-LN: the attention's output norm is the MLP's input norm
-      const auto a = ops::layerNorm(attended, l.attn_ln.w, l.attn_ln.b, c.norm_eps, num);
-      const auto inner = ops::activation(c.activation, ops::linear(a, l.i_w, l.i_b, num), num);
-      x = ops::layerNorm(num.round(ops::linear(inner, l.out_w, l.out_b, num) + a), l.out_ln.w, l.out_ln.b,
-                         c.norm_eps, num);
-      emitHidden(r, i + 1, x);
-    }
+    const auto& l = layers_[static_cast<size_t>(i)];
+    context.attentionInput(i, x);  // post-LN: the block input is already normed
+    const auto q = ops::splitHeads(ops::linear(x, l.q_w, l.q_b, num), c.num_heads);
+    const auto k = ops::splitHeads(ops::linear(x, l.k_w, l.k_b, num), c.num_heads);
+    const auto v = ops::splitHeads(ops::linear(x, l.v_w, l.v_b, num), c.num_heads);
+    const auto ctx = ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num));
+    const auto attended = num.round(ops::linear(ctx, l.o_w, l.o_b, num) + x);
+    context.mlpInput(i, attended);  // post-LN: the attention's output norm is the MLP's input norm
+    const auto a = ops::layerNorm(attended, l.attn_ln.w, l.attn_ln.b, c.norm_eps, num);
+    const auto inner = ops::activation(c.activation, ops::linear(a, l.i_w, l.i_b, num), num);
+    return ops::layerNorm(num.round(ops::linear(inner, l.out_w, l.out_b, num) + a), l.out_ln.w, l.out_ln.b, c.norm_eps, num);
+  }
+
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override {
     ForwardOutputs out;
-    if (r.want_logits && has_head_ && last == c.num_layers) {
-      const auto t = ops::activation(c.activation, ops::linear(x, head_dense_w_, head_dense_b_, num), num);
-      out.logits = ops::linear(ops::layerNorm(t, head_ln_.w, head_ln_.b, c.norm_eps, num), decoder_, decoder_bias_, num);
-    }
+    if (!r.want_logits || !has_head_) return out;
+    const auto& c = config();
+    const auto& num = numerics();
+    const auto t = ops::activation(c.activation, ops::linear(x, head_dense_w_, head_dense_b_, num), num);
+    out.logits = ops::linear(ops::layerNorm(t, head_ln_.w, head_ln_.b, c.norm_eps, num), decoder_, decoder_bias_, num);
     return out;
   }
 

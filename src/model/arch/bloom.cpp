@@ -11,7 +11,7 @@
 namespace posgeom::model {
 namespace {
 
-std::string block(int64_t i) { return "h." + std::to_string(i) + "."; }
+std::string blockPrefix(int64_t i) { return "h." + std::to_string(i) + "."; }
 
 ModelConfig parseConfig(const io::JsonConfig& c) {
   ModelConfig m;
@@ -49,7 +49,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
   TensorSpecs s;
   s.table("word_embeddings.weight", {m.vocab_size, d}).norm("word_embeddings_layernorm", d);
   for (int64_t i = 0; i < m.num_layers; ++i) {
-    const auto b = block(i);
+    const auto b = blockPrefix(i);
     s.norm(b + "input_layernorm", d)
         .weight(b + "self_attention.query_key_value.weight", {3 * d, d})
         .bias(b + "self_attention.query_key_value.bias", 3 * d)
@@ -76,7 +76,7 @@ class BloomModel final : public Model {
     ln_f_ = {w.get("ln_f.weight"), w.get("ln_f.bias")};
     const int64_t h = config.num_heads, dh = config.headDim(), d = config.hidden_size;
     for (int64_t i = 0; i < config.num_layers; ++i) {
-      const auto b = block(i);
+      const auto b = blockPrefix(i);
       // Rows of the fused projection are [head][q|k|v][dh]; split them into q, k, v once.
       const auto qkv_w = w.get(b + "self_attention.query_key_value.weight").view({h, 3, dh, d});
       const auto qkv_b = w.get(b + "self_attention.query_key_value.bias").view({h, 3, dh});
@@ -91,35 +91,33 @@ class BloomModel final : public Model {
     }
   }
 
-  ForwardOutputs forward(const ForwardRequest& r) const override {
+  at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
+    const auto& num = numerics();
+    context.attention_bias = ops::alibiBias(slopes_, ids.size(1), num.device);
+    return ops::layerNorm(at::embedding(word_, ids), emb_ln_.w, emb_ln_.b, config().norm_eps, num);
+  }
+
+  at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
-    const auto bias = ops::alibiBias(slopes_, ids.size(1), num.device);
-    auto x = ops::layerNorm(at::embedding(word_, ids), emb_ln_.w, emb_ln_.b, c.norm_eps, num);
-    emitHidden(r, 0, x);
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& b = blocks_[static_cast<size_t>(i)];
-      const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
-      emitAttentionInput(r, i, a);
-      const auto q = ops::splitHeads(ops::linear(a, b.q_w, b.q_b, num), c.num_heads);
-      const auto k = ops::splitHeads(ops::linear(a, b.k_w, b.k_b, num), c.num_heads);
-      const auto v = ops::splitHeads(ops::linear(a, b.v_w, b.v_b, num), c.num_heads);
-      const auto ctx = ops::mergeHeads(ops::attention(q, k, v, causal, bias, num));
-      x = num.round(x + ops::linear(ctx, b.o_w, b.o_b, num));
-      const auto m = ops::layerNorm(x, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
-      const auto inner = ops::activation(c.activation, ops::linear(m, b.up_w, b.up_b, num), num);
-      x = num.round(x + ops::linear(inner, b.down_w, b.down_b, num));
-      emitHidden(r, i + 1, x);
-    }
+    const auto& b = blocks_[static_cast<size_t>(i)];
+    const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
+    context.attentionInput(i, a);
+    const auto q = ops::splitHeads(ops::linear(a, b.q_w, b.q_b, num), c.num_heads);
+    const auto k = ops::splitHeads(ops::linear(a, b.k_w, b.k_b, num), c.num_heads);
+    const auto v = ops::splitHeads(ops::linear(a, b.v_w, b.v_b, num), c.num_heads);
+    const auto ctx = ops::mergeHeads(ops::attention(q, k, v, context.causal, context.attention_bias, num));
+    const auto attended = num.round(x + ops::linear(ctx, b.o_w, b.o_b, num));
+    const auto m = ops::layerNorm(attended, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
+    const auto inner = ops::activation(c.activation, ops::linear(m, b.up_w, b.up_b, num), num);
+    return num.round(attended + ops::linear(inner, b.down_w, b.down_b, num));
+  }
+
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override {
     ForwardOutputs out;
-    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-      const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, c.norm_eps, num);
-      if (r.want_final_norm) out.final_norm = f;
-      if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, num);
-    }
+    const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, config().norm_eps, numerics());
+    if (r.want_final_norm) out.final_norm = f;
+    if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, numerics());
     return out;
   }
 

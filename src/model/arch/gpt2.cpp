@@ -13,7 +13,7 @@
 namespace posgeom::model {
 namespace {
 
-std::string block(int64_t i) { return "h." + std::to_string(i) + "."; }
+std::string blockPrefix(int64_t i) { return "h." + std::to_string(i) + "."; }
 
 ModelConfig parseConfig(const io::JsonConfig& c) {
   ModelConfig m;
@@ -58,7 +58,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
   s.table("wte.weight", {m.vocab_size, d});
   if (m.positions == PositionScheme::kLearned) s.table("wpe.weight", {m.max_positions, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
-    const auto b = block(i);
+    const auto b = blockPrefix(i);
     s.norm(b + "ln_1", d)
         .weight(b + "attn.c_attn.weight", {d, 3 * d})
         .bias(b + "attn.c_attn.bias", 3 * d)
@@ -84,7 +84,7 @@ class Gpt2Model final : public Model {
     lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : wte_;
     ln_f_ = {w.get("ln_f.weight"), w.get("ln_f.bias")};
     for (int64_t i = 0; i < config.num_layers; ++i) {
-      const auto b = block(i);
+      const auto b = blockPrefix(i);
       // Conv1D stores [in, out]: its transposed view is the [out, in] of a linear layer, which
       // the BLAS reads as it is (a contiguous copy would double the weights' memory).
       auto t = [&](const std::string& name) { return w.get(b + name).t(); };
@@ -97,41 +97,36 @@ class Gpt2Model final : public Model {
     }
   }
 
-  ForwardOutputs forward(const ForwardRequest& r) const override {
+  at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
+    const auto& num = numerics();
+    auto x = at::embedding(wte_, ids);
+    if (wpe_.defined())
+      x = x + at::embedding(wpe_, at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device)));
+    if (slopes_.defined()) context.attention_bias = ops::alibiBias(slopes_, ids.size(1), num.device);
+    return context.drop(num.round(x));
+  }
+
+  at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
-    const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
-    auto x = at::embedding(wte_, ids);
-    if (wpe_.defined()) x = x + at::embedding(wpe_, positions);
-    x = num.round(x);
-    const bool training = r.dropout > 0;
-    auto drop = [&](const at::Tensor& t) { return training ? at::dropout(t, r.dropout, true) : t; };
-    x = drop(x);
-    const auto bias = slopes_.defined() ? ops::alibiBias(slopes_, ids.size(1), num.device) : at::Tensor();
-    emitHidden(r, 0, x);
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& b = blocks_[static_cast<size_t>(i)];
-      const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
-      emitAttentionInput(r, i, a);
-      const auto qkv = ops::linear(a, b.c_attn_w, b.c_attn_b, num).chunk(3, -1);
-      const auto ctx = ops::attention(ops::splitHeads(qkv[0], c.num_heads), ops::splitHeads(qkv[1], c.num_heads),
-                                      ops::splitHeads(qkv[2], c.num_heads), causal, bias, num);
-      x = num.round(x + drop(ops::linear(ops::mergeHeads(ctx), b.c_proj_w, b.c_proj_b, num)));
-      emitMlpInput(r, i, x);
-      const auto m = ops::layerNorm(x, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
-      const auto hidden = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
-      x = num.round(x + drop(ops::linear(hidden, b.proj_w, b.proj_b, num)));
-      emitHidden(r, i + 1, x);
-    }
+    const auto& b = blocks_[static_cast<size_t>(i)];
+    const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
+    context.attentionInput(i, a);
+    const auto qkv = ops::linear(a, b.c_attn_w, b.c_attn_b, num).chunk(3, -1);
+    const auto ctx = ops::attention(ops::splitHeads(qkv[0], c.num_heads), ops::splitHeads(qkv[1], c.num_heads),
+                                    ops::splitHeads(qkv[2], c.num_heads), context.causal, context.attention_bias, num);
+    const auto attended = num.round(x + context.drop(ops::linear(ops::mergeHeads(ctx), b.c_proj_w, b.c_proj_b, num)));
+    context.mlpInput(i, attended);
+    const auto m = ops::layerNorm(attended, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
+    const auto hidden = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
+    return num.round(attended + context.drop(ops::linear(hidden, b.proj_w, b.proj_b, num)));
+  }
+
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override {
     ForwardOutputs out;
-    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-      const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, c.norm_eps, num);
-      if (r.want_final_norm) out.final_norm = f;
-      if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, num);
-    }
+    const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, config().norm_eps, numerics());
+    if (r.want_final_norm) out.final_norm = f;
+    if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, numerics());
     return out;
   }
 

@@ -12,7 +12,7 @@
 namespace posgeom::model {
 namespace {
 
-std::string block(int64_t i) { return "h." + std::to_string(i) + "."; }
+std::string blockPrefix(int64_t i) { return "h." + std::to_string(i) + "."; }
 
 // GPTNeoConfig's default, which its own check then holds to 24 layers.
 const nlohmann::json kDefaultAttentionTypes = nlohmann::json::parse(R"([[["global", "local"], 12]])");
@@ -103,7 +103,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
   TensorSpecs s;
   s.table("wte.weight", {m.vocab_size, d}).table("wpe.weight", {m.max_positions, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
-    const auto b = block(i);
+    const auto b = blockPrefix(i);
     s.norm(b + "ln_1", d);
     for (const char* proj : {"q_proj", "k_proj", "v_proj"}) s.weight(b + "attn.attention." + proj + ".weight", {d, d});
     s.weight(b + "attn.attention.out_proj.weight", {d, d})
@@ -127,7 +127,7 @@ class GptNeoModel final : public Model {
     ln_f_ = {w.get("ln_f.weight"), w.get("ln_f.bias")};
     lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : wte_;
     for (int64_t i = 0; i < config.num_layers; ++i) {
-      const auto b = block(i);
+      const auto b = blockPrefix(i);
       auto g = [&](const std::string& name) { return w.get(b + name); };
       blocks_.push_back({{g("ln_1.weight"), g("ln_1.bias")}, g("attn.attention.q_proj.weight"),
                          g("attn.attention.k_proj.weight"), g("attn.attention.v_proj.weight"),
@@ -137,38 +137,36 @@ class GptNeoModel final : public Model {
     }
   }
 
-  ForwardOutputs forward(const ForwardRequest& r) const override {
+  at::Tensor embed(const at::Tensor& ids, BlockContext& /*context*/) const override {
+    const auto& num = numerics();
+    const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
+    return num.round(at::embedding(wte_, ids) + at::embedding(wpe_, positions));
+  }
+
+  at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
-    const auto positions = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device));
-    auto x = num.round(at::embedding(wte_, ids) + at::embedding(wpe_, positions));
-    emitHidden(r, 0, x);
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& b = blocks_[static_cast<size_t>(i)];
-      const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
-      emitAttentionInput(r, i, a);
-      const auto q = ops::splitHeads(ops::linear(a, b.q_w, {}, num), c.num_heads);
-      const auto k = ops::splitHeads(ops::linear(a, b.k_w, {}, num), c.num_heads);
-      const auto v = ops::splitHeads(ops::linear(a, b.v_w, {}, num), c.num_heads);
-      ops::AttentionShape shape;
-      shape.causal = causal;
-      shape.window = causal ? c.attentionWindow(i) : 0;
-      shape.scale = c.attention_scale;
-      x = num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, shape, num)), b.o_w, b.o_b, num));
-      const auto m = ops::layerNorm(x, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
-      const auto inner = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
-      x = num.round(x + ops::linear(inner, b.proj_w, b.proj_b, num));
-      emitHidden(r, i + 1, x);
-    }
+    const auto& b = blocks_[static_cast<size_t>(i)];
+    const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
+    context.attentionInput(i, a);
+    const auto q = ops::splitHeads(ops::linear(a, b.q_w, {}, num), c.num_heads);
+    const auto k = ops::splitHeads(ops::linear(a, b.k_w, {}, num), c.num_heads);
+    const auto v = ops::splitHeads(ops::linear(a, b.v_w, {}, num), c.num_heads);
+    ops::AttentionShape shape;
+    shape.causal = context.causal;
+    shape.window = context.causal ? c.attentionWindow(i) : 0;
+    shape.scale = c.attention_scale;
+    const auto attended = num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, shape, num)), b.o_w, b.o_b, num));
+    const auto m = ops::layerNorm(attended, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
+    const auto inner = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
+    return num.round(attended + ops::linear(inner, b.proj_w, b.proj_b, num));
+  }
+
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override {
     ForwardOutputs out;
-    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-      const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, c.norm_eps, num);
-      if (r.want_final_norm) out.final_norm = f;
-      if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, num);
-    }
+    const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, config().norm_eps, numerics());
+    if (r.want_final_norm) out.final_norm = f;
+    if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, numerics());
     return out;
   }
 

@@ -118,38 +118,37 @@ class GptNeoXModel final : public Model {
     }
   }
 
-  ForwardOutputs forward(const ForwardRequest& r) const override {
+  at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
+    const auto& c = config();
+    const int64_t t = ids.size(1);
+    context.rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), numerics());
+    return at::embedding(embed_, ids);
+  }
+
+  at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
-    const int64_t t = ids.size(1);
-    const auto rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), num);
-    auto x = at::embedding(embed_, ids);
-    emitHidden(r, 0, x);
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& l = layers_[static_cast<size_t>(i)];
-      const auto a = ops::layerNorm(x, l.ln_1.w, l.ln_1.b, c.norm_eps, num);
-      emitAttentionInput(r, i, a);
-      const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.q_w, l.q_b, num), c.num_heads), rope));
-      const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.k_w, l.k_b, num), c.num_heads), rope));
-      const auto v = ops::splitHeads(ops::linear(a, l.v_w, l.v_b, num), c.num_heads);
-      const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, causal, {}, num)), l.o_w, l.o_b, num);
-      // Parallel: the MLP reads the block's input; serial: the input plus the attention.
-      const auto mlp_input = c.parallel_residual ? x : num.round(x + attended);
-      const auto m = ops::layerNorm(mlp_input, l.ln_2.w, l.ln_2.b, c.norm_eps, num);
-      const auto mlp = ops::linear(ops::activation(c.activation, ops::linear(m, l.up_w, l.up_b, num), num), l.down_w,
-                                   l.down_b, num);
-      x = c.parallel_residual ? num.round(num.round(mlp + attended) + x) : num.round(mlp + mlp_input);
-      emitHidden(r, i + 1, x);
-    }
+    const auto& l = layers_[static_cast<size_t>(i)];
+    const auto a = ops::layerNorm(x, l.ln_1.w, l.ln_1.b, c.norm_eps, num);
+    context.attentionInput(i, a);
+    const auto& rope = context.rope;
+    const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.q_w, l.q_b, num), c.num_heads), rope));
+    const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.k_w, l.k_b, num), c.num_heads), rope));
+    const auto v = ops::splitHeads(ops::linear(a, l.v_w, l.v_b, num), c.num_heads);
+    const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num)), l.o_w, l.o_b, num);
+    // Parallel: the MLP reads the block's input; serial: the input plus the attention.
+    const auto mlp_input = c.parallel_residual ? x : num.round(x + attended);
+    const auto m = ops::layerNorm(mlp_input, l.ln_2.w, l.ln_2.b, c.norm_eps, num);
+    const auto mlp = ops::linear(ops::activation(c.activation, ops::linear(m, l.up_w, l.up_b, num), num), l.down_w,
+                                 l.down_b, num);
+    return c.parallel_residual ? num.round(num.round(mlp + attended) + x) : num.round(mlp + mlp_input);
+  }
+
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override {
     ForwardOutputs out;
-    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-      const auto f = ops::layerNorm(x, final_ln_.w, final_ln_.b, c.norm_eps, num);
-      if (r.want_final_norm) out.final_norm = f;
-      if (r.want_logits && lm_head_.defined()) out.logits = ops::linear(f, lm_head_, {}, num);
-    }
+    const auto f = ops::layerNorm(x, final_ln_.w, final_ln_.b, config().norm_eps, numerics());
+    if (r.want_final_norm) out.final_norm = f;
+    if (r.want_logits && lm_head_.defined()) out.logits = ops::linear(f, lm_head_, {}, numerics());
     return out;
   }
 

@@ -14,7 +14,7 @@
 namespace posgeom::model {
 namespace {
 
-std::string block(int64_t i) { return "h." + std::to_string(i) + "."; }
+std::string blockPrefix(int64_t i) { return "h." + std::to_string(i) + "."; }
 
 ModelConfig parseConfig(const io::JsonConfig& c) {
   ModelConfig m;
@@ -65,7 +65,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m) {
   TensorSpecs s;
   s.table("wte.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
-    const auto b = block(i);
+    const auto b = blockPrefix(i);
     s.norm(b + "ln_1", d);
     for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) s.weight(b + "attn." + proj + ".weight", {d, d});
     s.weight(b + "mlp.fc_in.weight", {f, d})
@@ -86,7 +86,7 @@ class GptJModel final : public Model {
     lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : wte_;
     if (w.has("lm_head.bias")) lm_head_bias_ = w.get("lm_head.bias");
     for (int64_t i = 0; i < config.num_layers; ++i) {
-      const auto b = block(i);
+      const auto b = blockPrefix(i);
       auto g = [&](const std::string& name) { return w.get(b + name); };
       blocks_.push_back({{g("ln_1.weight"), g("ln_1.bias")}, g("attn.q_proj.weight"), g("attn.k_proj.weight"),
                          g("attn.v_proj.weight"), g("attn.out_proj.weight"), g("mlp.fc_in.weight"), g("mlp.fc_in.bias"),
@@ -94,35 +94,34 @@ class GptJModel final : public Model {
     }
   }
 
-  ForwardOutputs forward(const ForwardRequest& r) const override {
+  at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
+    const auto& c = config();
+    const int64_t t = ids.size(1);
+    context.rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), numerics(), true);
+    return at::embedding(wte_, ids);
+  }
+
+  at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
-    const int64_t t = ids.size(1);
-    const auto rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), num, true);
-    auto x = at::embedding(wte_, ids);
-    emitHidden(r, 0, x);
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& b = blocks_[static_cast<size_t>(i)];
-      const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
-      emitAttentionInput(r, i, a);
-      const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, b.q_w, {}, num), c.num_heads), rope));
-      const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, b.k_w, {}, num), c.num_heads), rope));
-      const auto v = ops::splitHeads(ops::linear(a, b.v_w, {}, num), c.num_heads);
-      const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, causal, {}, num)), b.o_w, {}, num);
-      const auto mlp = ops::linear(ops::activation(c.activation, ops::linear(a, b.fc_in_w, b.fc_in_b, num), num),
-                                   b.fc_out_w, b.fc_out_b, num);
-      x = num.round(num.round(attended + mlp) + x);
-      emitHidden(r, i + 1, x);
-    }
+    const auto& b = blocks_[static_cast<size_t>(i)];
+    const auto a = ops::layerNorm(x, b.ln_1.w, b.ln_1.b, c.norm_eps, num);
+    context.attentionInput(i, a);
+    const auto& rope = context.rope;
+    const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, b.q_w, {}, num), c.num_heads), rope));
+    const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, b.k_w, {}, num), c.num_heads), rope));
+    const auto v = ops::splitHeads(ops::linear(a, b.v_w, {}, num), c.num_heads);
+    const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num)), b.o_w, {}, num);
+    const auto mlp = ops::linear(ops::activation(c.activation, ops::linear(a, b.fc_in_w, b.fc_in_b, num), num),
+                                 b.fc_out_w, b.fc_out_b, num);
+    return num.round(num.round(attended + mlp) + x);
+  }
+
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override {
     ForwardOutputs out;
-    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-      const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, c.norm_eps, num);
-      if (r.want_final_norm) out.final_norm = f;
-      if (r.want_logits) out.logits = ops::linear(f, lm_head_, lm_head_bias_, num);
-    }
+    const auto f = ops::layerNorm(x, ln_f_.w, ln_f_.b, config().norm_eps, numerics());
+    if (r.want_final_norm) out.final_norm = f;
+    if (r.want_logits) out.logits = ops::linear(f, lm_head_, lm_head_bias_, numerics());
     return out;
   }
 

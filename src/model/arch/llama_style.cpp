@@ -257,39 +257,44 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
   return ops::linear(ops::mergeHeads(ops::attention(q, k, v, shape, num)), l.o, l.o_bias, num);
 }
 
-ForwardOutputs DecoderModel::forward(const ForwardRequest& r) const {
+at::Tensor DecoderModel::embed(const at::Tensor& ids, BlockContext& context) const {
   const auto& c = config();
   const auto& num = numerics();
-  const bool causal = causalFor(r);
-  const int64_t last = lastLayerFor(r);
-  const auto ids = idsOnDevice(r.ids);
   const int64_t t = ids.size(1);
-  const auto rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), num);
+  context.rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), num);
   auto x = at::embedding(embed_, ids);
   // Gemma multiplies by sqrt(d) held in the activations' dtype.
   if (style_.gemma_norms) x = num.round(x * num.fit(at::scalar_tensor(std::sqrt(static_cast<double>(c.hidden_size)))));
-  emitHidden(r, 0, x);
-  for (int64_t i = 0; i < last; ++i) {
-    const auto& l = layers_[static_cast<size_t>(i)];
-    const auto a = norm(x, l.ln_1);
-    emitAttentionInput(r, i, a);
-    const auto attended = attention(l, i, a, causal, rope);
-    x = num.round(x + (style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
-    emitMlpInput(r, i, x);
-    const auto m = norm(x, style_.sandwich_norms ? l.pre_mlp_ln : l.ln_2);
-    const auto gate = ops::activation(c.activation, ops::linear(m, l.gate, {}, num), num);
-    const auto mlp = ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num);
-    x = num.round(x + (style_.sandwich_norms ? norm(mlp, l.post_mlp_ln) : mlp));
-    emitHidden(r, i + 1, x);
-  }
+  return x;
+}
+
+at::Tensor DecoderModel::mlp(const Layer& l, const at::Tensor& m) const {
+  const auto& num = numerics();
+  const auto gate = ops::activation(config().activation, ops::linear(m, l.gate, {}, num), num);
+  return ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num);
+}
+
+at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContext& context) const {
+  const auto& num = numerics();
+  const auto& l = layers_[static_cast<size_t>(i)];
+  const auto a = norm(x, l.ln_1);
+  context.attentionInput(i, a);
+  const auto attended = attention(l, i, a, context.causal, context.rope);
+  const auto residual = num.round(x + (style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
+  context.mlpInput(i, residual);
+  const auto out = mlp(l, norm(residual, style_.sandwich_norms ? l.pre_mlp_ln : l.ln_2));
+  return num.round(residual + (style_.sandwich_norms ? norm(out, l.post_mlp_ln) : out));
+}
+
+ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r) const {
+  const auto& c = config();
+  const auto& num = numerics();
   ForwardOutputs out;
-  if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-    const auto f = norm(x, norm_);
-    if (r.want_final_norm) out.final_norm = f;
-    if (r.want_logits) {
-      out.logits = ops::linear(f, lm_head_, {}, num);
-      if (c.final_logit_cap > 0) out.logits = num.round(at::tanh(out.logits / c.final_logit_cap) * c.final_logit_cap);
-    }
+  const auto f = norm(x, norm_);
+  if (r.want_final_norm) out.final_norm = f;
+  if (r.want_logits) {
+    out.logits = ops::linear(f, lm_head_, {}, num);
+    if (c.final_logit_cap > 0) out.logits = num.round(at::tanh(out.logits / c.final_logit_cap) * c.final_logit_cap);
   }
   return out;
 }

@@ -55,7 +55,9 @@ Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfi
 class DecoderModel : public Model {
  public:
   DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style);
-  ForwardOutputs forward(const ForwardRequest& r) const override;
+  at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override;
+  at::Tensor block(int64_t index, const at::Tensor& x, const BlockContext& context) const override;
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override;
   QueryKeyMaps queryKeyMaps(int64_t index) const override;
   // None with sandwich norms (the attention's output is normed before it is added) or a
   // q/k/v clamp (values no longer linear in the input).
@@ -69,6 +71,9 @@ class DecoderModel : public Model {
   };
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w) const;
   at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, bool causal, const ops::RotaryTables& rope) const;
+  // The MLP of layer `l` on its normed input `m`: the gated dense MLP (an MoE family's
+  // router and experts take its place here).
+  at::Tensor mlp(const Layer& l, const at::Tensor& m) const;
   LlamaStyle style_;
   at::Tensor embed_, norm_, lm_head_;
   std::vector<Layer> layers_;

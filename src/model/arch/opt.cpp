@@ -106,41 +106,39 @@ class OptModel final : public Model {
     }
   }
 
-  ForwardOutputs forward(const ForwardRequest& r) const override {
-    const auto& c = config();
+  at::Tensor embed(const at::Tensor& ids, BlockContext& /*context*/) const override {
     const auto& num = numerics();
-    const bool causal = causalFor(r);
-    const int64_t last = lastLayerFor(r);
-    const auto ids = idsOnDevice(r.ids);
     const auto rows = at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device)) + kPositionOffset;
     auto tokens = at::embedding(embed_, ids);
     if (project_in_.defined()) tokens = ops::linear(tokens, project_in_, {}, num);
-    auto x = num.round(tokens + at::embedding(positions_, rows));
-    emitHidden(r, 0, x);
-    auto norm = [&](const at::Tensor& t, const Norm& n) { return ops::layerNorm(t, n.w, n.b, c.norm_eps, num); };
-    for (int64_t i = 0; i < last; ++i) {
-      const auto& l = layers_[static_cast<size_t>(i)];
-      const auto a = c.post_norm ? x : norm(x, l.attn_ln);
-      emitAttentionInput(r, i, a);
-      const auto q = ops::splitHeads(ops::linear(a, l.q_w, l.q_b, num), c.num_heads);
-      const auto k = ops::splitHeads(ops::linear(a, l.k_w, l.k_b, num), c.num_heads);
-      const auto v = ops::splitHeads(ops::linear(a, l.v_w, l.v_b, num), c.num_heads);
-      x = num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, causal, {}, num)), l.o_w, l.o_b, num));
-      if (c.post_norm) x = norm(x, l.attn_ln);
-      const auto m = c.post_norm ? x : norm(x, l.mlp_ln);
-      x = num.round(x + ops::linear(ops::activation(c.activation, ops::linear(m, l.fc1_w, l.fc1_b, num), num), l.fc2_w,
-                                    l.fc2_b, num));
-      if (c.post_norm) x = norm(x, l.mlp_ln);
-      emitHidden(r, i + 1, x);
-    }
+    return num.round(tokens + at::embedding(positions_, rows));
+  }
+
+  at::Tensor block(int64_t i, const at::Tensor& input, const BlockContext& context) const override {
+    const auto& c = config();
+    const auto& num = numerics();
+    const auto& l = layers_[static_cast<size_t>(i)];
+    auto x = input;
+    const auto a = c.post_norm ? x : norm(x, l.attn_ln);
+    context.attentionInput(i, a);
+    const auto q = ops::splitHeads(ops::linear(a, l.q_w, l.q_b, num), c.num_heads);
+    const auto k = ops::splitHeads(ops::linear(a, l.k_w, l.k_b, num), c.num_heads);
+    const auto v = ops::splitHeads(ops::linear(a, l.v_w, l.v_b, num), c.num_heads);
+    x = num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num)), l.o_w, l.o_b, num));
+    if (c.post_norm) x = norm(x, l.attn_ln);
+    const auto m = c.post_norm ? x : norm(x, l.mlp_ln);
+    x = num.round(x + ops::linear(ops::activation(c.activation, ops::linear(m, l.fc1_w, l.fc1_b, num), num), l.fc2_w,
+                                  l.fc2_b, num));
+    return c.post_norm ? norm(x, l.mlp_ln) : x;
+  }
+
+  ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override {
     ForwardOutputs out;
-    if ((r.want_final_norm || r.want_logits) && last == c.num_layers) {
-      // transformers' last_hidden_state: the final norm (pre-LN models), then project_out.
-      auto f = final_ln_.w.defined() ? norm(x, final_ln_) : x;
-      if (project_out_.defined()) f = ops::linear(f, project_out_, {}, num);
-      if (r.want_final_norm && hasFinalNorm()) out.final_norm = f;
-      if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, num);
-    }
+    // transformers' last_hidden_state: the final norm (pre-LN models), then project_out.
+    auto f = final_ln_.w.defined() ? norm(x, final_ln_) : x;
+    if (project_out_.defined()) f = ops::linear(f, project_out_, {}, numerics());
+    if (r.want_final_norm && hasFinalNorm()) out.final_norm = f;
+    if (r.want_logits) out.logits = ops::linear(f, lm_head_, {}, numerics());
     return out;
   }
 
@@ -154,6 +152,7 @@ class OptModel final : public Model {
 
  private:
   using Norm = arch::LayerNormWeights;
+  at::Tensor norm(const at::Tensor& t, const Norm& n) const { return ops::layerNorm(t, n.w, n.b, config().norm_eps, numerics()); }
   struct Layer {
     at::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
     Norm attn_ln;
