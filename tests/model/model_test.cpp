@@ -56,6 +56,33 @@ TEST_F(ModelContract, LastLayerStopsEarlyAndSkipsTheHead) {
   EXPECT_FALSE(out.logits.defined());
 }
 
+// The blocks run one at a time (as a pass over a model larger than its device runs them)
+// give the forward's hidden states and logits exactly: the loop adds nothing of its own.
+TEST_F(ModelContract, BlockByBlockIsTheForward) {
+  const auto m = load();
+  struct Keeper : model::LayerObserver {
+    std::vector<at::Tensor> hidden;
+    void onHidden(int64_t, const at::Tensor& h) override { hidden.push_back(h.clone()); }
+  } kept;
+  model::ForwardRequest r;
+  r.ids = at::randint(0, 50, {2, 8}, at::kLong);
+  r.observer = &kept;
+  r.want_logits = true;
+  const auto whole = m.model->forward(r);
+  model::ForwardRequest plain;
+  plain.ids = r.ids;
+  plain.want_logits = true;
+  model::BlockContext context{plain, true, 8, {}, {}};
+  auto x = m.model->embed(r.ids, context);
+  ASSERT_EQ(kept.hidden.size(), 4u);
+  EXPECT_TRUE(at::equal(x, kept.hidden[0]));
+  for (int64_t i = 0; i < 3; ++i) {
+    x = m.model->block(i, x, context);
+    EXPECT_TRUE(at::equal(x, kept.hidden[static_cast<std::size_t>(i + 1)])) << i;
+  }
+  EXPECT_TRUE(at::equal(m.model->finish(x, plain).logits, whole.logits));
+}
+
 TEST_F(ModelContract, RejectsIdsOutsideTheVocabulary) {
   const auto m = load();
   model::ForwardRequest r;
