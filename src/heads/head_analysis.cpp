@@ -135,7 +135,7 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.etc = r.etc_curve[last];
   r.keys = detail::keyRange(last, kernel.cols(), settings).count;
   r.window90 = window90(kernel, last);
-  r.kind = classify(r.etc, r.keys, options.thresholds);
+  r.kind = *parseHeadKind(classify(r.etc, r.keys, options.thresholds));  // classify names one of the three
   r.profile = kernel.row(last).transpose();
   r.kernel_thumb = thumbnail(kernel, kThumbSide);
   if (options.keep_kernels || (options.keep_first_block_kernels && block.block == 0)) {
@@ -145,7 +145,7 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.etc_mean_query = effectiveTokenCount(mean_kernel)[last];
   r.samples = sampled.samples;
   r.denominator_cv = sampled.denominator_cv;
-  r.contextual = r.kind != "local" && r.denominator_cv < options.contextual_cv;  // false for NaN
+  r.contextual = r.kind != HeadKind::kLocal && r.denominator_cv < options.contextual_cv;  // false for NaN
   r.qk_shares = sampled.qk_shares;
   const Eigen::MatrixXd subspace = basis.top();
   r.qk_energy_pos = positionalEnergyShare(maps, subspace);

@@ -16,27 +16,29 @@
 #include "posgeom/jobs/kept_report.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/report/check.h"
+#include "posgeom/report/run_summary.h"
 #include "posgeom/runtime/rank_group.h"
 
 namespace posgeom::jobs {
 namespace fs = std::filesystem;
+namespace keys = report::keys;
 namespace {
 
 // The reference restricted to what a run provides, so that a run is checked on its columns only.
 nlohmann::json referenceFor(const nlohmann::json& reference, const std::vector<std::string>& columns) {
   nlohmann::json out = nlohmann::json::object();
-  if (reference.contains("tolerances")) out["tolerances"] = reference["tolerances"];
-  const bool context = std::find(columns.begin(), columns.end(), "context_similarity") != columns.end();
-  if (context && reference.contains("context_similarity")) out["context_similarity"] = reference["context_similarity"];
-  if (reference.contains("layers")) {
+  if (reference.contains(report::kReferenceTolerances)) out[report::kReferenceTolerances] = reference[report::kReferenceTolerances];
+  const bool context = std::find(columns.begin(), columns.end(), keys::kContextSimilarity) != columns.end();
+  if (context && reference.contains(keys::kContextSimilarity)) out[keys::kContextSimilarity] = reference[keys::kContextSimilarity];
+  if (reference.contains(keys::kLayers)) {
     nlohmann::json layers = nlohmann::json::array();
-    for (const auto& l : reference["layers"]) {
-      nlohmann::json kept = {{"layer", l.at("layer")}};
+    for (const auto& l : reference[keys::kLayers]) {
+      nlohmann::json kept = {{keys::kLayer, l.at(keys::kLayer)}};
       for (const auto& c : columns)
         if (l.contains(c)) kept[c] = l[c];
       if (kept.size() > 1) layers.push_back(kept);
     }
-    if (!layers.empty()) out["layers"] = layers;
+    if (!layers.empty()) out[keys::kLayers] = layers;
   }
   return out;
 }
@@ -103,7 +105,7 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
   for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
     const auto& run = sweep.runs[i];
     spdlog::info("run {} of {}: {}", i + 1, sweep.runs.size(), run.name);
-    RunOutcome outcome{"ok", "", std::nullopt, ""};
+    RunOutcome outcome{RunStatus::kOk, "", std::nullopt, ""};
     try {
       pass::AnalyzeOptions job = make_job(run);
       job.out = sweep.out / run.name;
@@ -111,22 +113,23 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
       // them again) when they are this run's: only the runs that did not finish, or whose
       // model, corpus or options changed, run.
       std::string earlier;  // kept, or stale: a report of another run, replaced
-      if (!job.force && writes && fs::exists(job.out / "summary.json")) {
-        const auto why = staleReason(run, job, job.out / "summary.json");
+      const fs::path summary = job.out / keys::kSummaryFile;
+      if (!job.force && writes && fs::exists(summary)) {
+        const auto why = staleReason(run, job, summary);
         earlier = why.empty() ? "kept" : "stale";
         if (!why.empty()) spdlog::info("{}: runs again: the report in {} is not this run's: {}", run.name, job.out.string(), why);
       }
       if (ranks) earlier = ranks->broadcastFromRoot(earlier);  // rank 0 sees the reports
       if (earlier == "kept") {
-        outcome = {"kept", "the report of an earlier run (--force runs it again)", std::nullopt, ""};
+        outcome = {RunStatus::kKept, "the report of an earlier run (--force runs it again)", std::nullopt, ""};
         spdlog::info("{}: kept the report of an earlier run in {}", run.name, job.out.string());
       } else {
         job.force = job.force || earlier == "stale";  // batch's own output: replaced whole
         runAnalyzeJob(job);
-        if (writes) recordSweepRun(run, job.out / "summary.json");
+        if (writes) recordSweepRun(run, summary);
       }
       if (!run.reference.empty() && writes) {
-        const auto rows = report::checkAgainstReference(io::readJsonFile(job.out / "summary.json"),
+        const auto rows = report::checkAgainstReference(report::RunSummary::read(summary).json(),
                                                         referenceFor(io::readJsonFile(run.reference), run.table_columns), {},
                                                         run.reference.string());
         const auto moved = std::count_if(rows.begin(), rows.end(), [](const report::CheckRow& r) { return !r.ok; });
@@ -139,12 +142,12 @@ std::vector<RunOutcome> runSweep(const Sweep& sweep, const JobFactory& make_job)
       throw;  // Ctrl-C stops the sweep, not only the run in hand
     } catch (const InputError& e) {
       if (ranks) throw;  // every rank stops (see the header)
-      outcome = {"skipped", e.what(), std::nullopt, ""};
+      outcome = {RunStatus::kSkipped, e.what(), std::nullopt, ""};
       spdlog::warn("{} skipped: {}", run.name, e.what());
     } catch (const std::exception& e) {
       if (ranks) throw;
       const std::string what = e.what();
-      outcome = {"failed", what.substr(0, what.find('\n')), std::nullopt, ""};
+      outcome = {RunStatus::kFailed, what.substr(0, what.find('\n')), std::nullopt, ""};
       spdlog::error("{} failed: {}", run.name, outcome.message);
     }
     outcomes.push_back(std::move(outcome));
@@ -186,9 +189,9 @@ BatchSummary runBatchJob(const BatchJob& job, const JobFactory& make_job) {
   summary.runs = outcomes.size();
   for (const auto& o : outcomes) {
     summary.ran += o.ran();
-    summary.kept += o.status == "kept";
-    summary.skipped += o.status == "skipped";
-    summary.failed += o.status == "failed";
+    summary.kept += o.status == RunStatus::kKept;
+    summary.skipped += o.status == RunStatus::kSkipped;
+    summary.failed += o.status == RunStatus::kFailed;
     summary.checked += o.check_passed.has_value();
     summary.moved += o.check_passed.has_value() && !*o.check_passed;
   }

@@ -4,6 +4,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/json_file.h"
+#include "posgeom/report/run_summary.h"
 
 namespace posgeom::jobs {
 namespace {
@@ -32,8 +33,8 @@ CheckOutcome runCheckJob(const CheckJob& job) {
     options.per_key[key] = tolerance;
   }
   std::filesystem::path summary = job.report;
-  if (std::filesystem::is_directory(summary)) summary /= "summary.json";
-  const auto rows = report::checkAgainstReference(io::readJsonFile(summary), io::readJsonFile(job.reference), options,
+  if (std::filesystem::is_directory(summary)) summary /= report::keys::kSummaryFile;
+  const auto rows = report::checkAgainstReference(report::RunSummary::read(summary).json(), io::readJsonFile(job.reference), options,
                                                   job.reference);
   if (rows.empty()) throw InputError(job.reference, "holds no values to check");
   CheckOutcome outcome;

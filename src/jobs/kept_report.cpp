@@ -10,9 +10,11 @@
 #include "posgeom/io/fingerprint.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/io/json_file.h"
+#include "posgeom/report/run_summary.h"
 
 namespace posgeom::jobs {
 namespace fs = std::filesystem;
+namespace keys = report::keys;
 namespace {
 
 // What batch adds to a run's summary.json: the run of the sweep that made it, as the
@@ -20,7 +22,11 @@ namespace {
 nlohmann::json sweepRecord(const SweepRun& run) {
   nlohmann::json options = nlohmann::json::object();
   for (const auto& [key, value] : run.options) options[key] = value;
-  return {{"model", run.model}, {"corpus", run.corpus}, {"variant", run.variant}, {"checkpoint", run.checkpoint}, {"options", options}};
+  return {{keys::kModel, run.model},
+          {keys::kCorpus, run.corpus},
+          {keys::kVariant, run.variant},
+          {keys::kCheckpoint, run.checkpoint},
+          {keys::kOptions, options}};
 }
 
 // The options whose values differ: seq-len (then "64", now "32").
@@ -56,26 +62,28 @@ std::string corpusIdentity(const pass::AnalyzeOptions& job) {
 }  // namespace
 
 void recordSweepRun(const SweepRun& run, const fs::path& summary_path) {
-  auto summary = io::readJsonFile(summary_path);
-  summary["sweep"] = sweepRecord(run);
+  auto summary = report::RunSummary::read(summary_path).json();
+  summary[keys::kSweep] = sweepRecord(run);
   io::writeTextFileAtomically(summary_path, summary.dump(2) + "\n");
 }
 
 std::string staleReason(const SweepRun& run, const pass::AnalyzeOptions& job, const fs::path& summary_path) {
   try {
-    const auto summary = io::readJsonFile(summary_path);
-    if (!summary.is_object() || !summary.contains("sweep")) return "its summary.json records no sweep run (analyze's own, or an older posgeom's)";
-    const auto& then = summary["sweep"];
+    const auto summary = report::RunSummary::read(summary_path);
+    const auto* recorded = summary.find(keys::kSweep);
+    if (!recorded) return "its summary.json records no sweep run (analyze's own, or an older posgeom's)";
+    const auto& then = *recorded;
     const auto now = sweepRecord(run);
-    for (const char* key : {"model", "corpus", "variant", "checkpoint"})
+    for (const char* key : {keys::kModel, keys::kCorpus, keys::kVariant, keys::kCheckpoint})
       if (then.value(key, nlohmann::json()) != now[key])
         return std::string("it is the report of ") + key + " " + then.value(key, nlohmann::json()).dump() + ", not " + now[key].dump();
-    if (const auto difference = optionsDifference(then.value("options", nlohmann::json::object()), now["options"]); !difference.empty())
+    if (const auto difference = optionsDifference(then.value(keys::kOptions, nlohmann::json::object()), now[keys::kOptions]);
+        !difference.empty())
       return "it was made with other options: " + difference;
     if (job.activations.empty() &&
-        summary.value("model_fingerprint", "") + " " + summary.value("model_commit", "") != modelIdentity(job))
+        summary.text(keys::kModelFingerprint) + " " + summary.text(keys::kModelCommit) != modelIdentity(job))
       return "the model's files (its config or weights) are not the ones it was made from";
-    if (job.activations.empty() && summary.value("corpus_fingerprint", "") != corpusIdentity(job))
+    if (job.activations.empty() && summary.text(keys::kCorpusFingerprint) != corpusIdentity(job))
       return "the corpus's files are not the ones it was made from";
   } catch (const InputError& e) {
     return std::string("it cannot be checked: ") + e.what();

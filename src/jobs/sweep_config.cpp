@@ -7,6 +7,7 @@
 #include "posgeom/base/error.h"
 #include "posgeom/io/toml_file.h"
 #include "posgeom/jobs/checkpoint_series.h"
+#include "posgeom/report/summary_keys.h"
 
 namespace posgeom::jobs {
 namespace fs = std::filesystem;
@@ -14,7 +15,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::vector<std::string> kDefaultColumns{"screenot_rank", "stable_rank", "relative_norm", "context_similarity"};
+const std::vector<std::string> kDefaultColumns{report::keys::kScreenotRank, report::keys::kStableRank, report::keys::kRelativeNorm,
+                                               report::keys::kContextSimilarity};
 
 // A value as JSON text for a message; bytes that are not UTF-8 (a key may hold any) as U+FFFD.
 std::string jsonText(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -217,11 +219,12 @@ std::string seriesTitle(const SweepRun& run) { return run.model + run.name.subst
 
 const std::vector<std::string>& tableColumnNames() {
   // A layer's numbers in summary.json (report::summaryJson), then the two of a run's own.
+  namespace keys = report::keys;
   static const std::vector<std::string> names{
-      "screenot_rank", "screenot_threshold", "stable_rank", "explained_ratio", "relative_norm", "global_mean_norm",
-      "pos_fro_norm", "lowfreq_energy", "incoherence_max", "incoherence_mean", "mean_hidden_norm", "previous_layer_cosine",
-      "sequences", "positions", "context_cos_within_label", "context_cos_between_label",
-      "context_similarity", "head_classes"};
+      keys::kScreenotRank, keys::kScreenotThreshold, keys::kStableRank, keys::kExplainedRatio, keys::kRelativeNorm,
+      keys::kGlobalMeanNorm, keys::kPosFroNorm, keys::kLowfreqEnergy, keys::kIncoherenceMax, keys::kIncoherenceMean,
+      keys::kMeanHiddenNorm, keys::kPreviousLayerCosine, keys::kSequences, keys::kPositions, keys::kContextCosWithinLabel,
+      keys::kContextCosBetweenLabel, keys::kContextSimilarity, keys::kHeadClassesColumn};
   return names;
 }
 

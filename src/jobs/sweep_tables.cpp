@@ -11,9 +11,11 @@
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/io/json_file.h"
 #include "posgeom/report/series_report.h"
+#include "posgeom/report/summary_keys.h"
 
 namespace posgeom::jobs {
 namespace fs = std::filesystem;
+namespace keys = report::keys;
 namespace {
 
 std::string cell(const nlohmann::json& v) {
@@ -39,7 +41,7 @@ std::string optionOf(const SweepRun& run, const std::string& key) {
 
 // One series.html per model, corpus and variant whose runs are checkpoints with steps,
 // from the summaries writeSweepTables read (null where a run has no report).
-nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<nlohmann::json>& summaries) {
+nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<std::optional<report::RunSummary>>& summaries) {
   std::vector<std::pair<std::string, std::vector<report::SeriesPoint>>> series;  // title -> points in run order
   for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
     const auto& run = sweep.runs[i];
@@ -47,8 +49,8 @@ nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<nlohmann::
     const std::string title = seriesTitle(run);
     auto it = std::find_if(series.begin(), series.end(), [&](const auto& s) { return s.first == title; });
     if (it == series.end()) it = series.insert(series.end(), {title, {}});
-    if (summaries[i].is_null()) continue;
-    report::SeriesPoint point{*run.step, summaries[i], std::nullopt};
+    if (!summaries[i]) continue;
+    report::SeriesPoint point{*run.step, *summaries[i], std::nullopt};
     // The loss is a caption, not a result: a checkpoint without a readable training.json has none.
     const fs::path training = fs::path(optionOf(run, "model")) / "training.json";
     try {
@@ -73,6 +75,16 @@ nlohmann::json writeSeriesPages(const Sweep& sweep, const std::vector<nlohmann::
 
 }  // namespace
 
+std::string runStatusName(RunStatus status) {
+  switch (status) {
+    case RunStatus::kOk: return "ok";
+    case RunStatus::kKept: return "kept";
+    case RunStatus::kSkipped: return "skipped";
+    case RunStatus::kFailed: return "failed";
+  }
+  return "";
+}
+
 void writeSweepTables(const Sweep& sweep, const std::vector<RunOutcome>& outcomes) {
   std::ostringstream csv;
   csv << "model,step,corpus,metric,layer,value\n";
@@ -86,7 +98,7 @@ void writeSweepTables(const Sweep& sweep, const std::vector<RunOutcome>& outcome
     return rows.back();
   };
   nlohmann::json status = nlohmann::json::array();
-  std::vector<nlohmann::json> summaries(sweep.runs.size());  // read once, for the tables and the series pages
+  std::vector<std::optional<report::RunSummary>> summaries(sweep.runs.size());  // read once, for the tables and the series pages
   for (std::size_t i = 0; i < sweep.runs.size(); ++i) {
     const auto& run = sweep.runs[i];
     const auto& outcome = outcomes[i];
@@ -94,20 +106,24 @@ void writeSweepTables(const Sweep& sweep, const std::vector<RunOutcome>& outcome
     series = series || !run.checkpoint.empty();
     // Every long-form line of this run starts with its model, step and corpus.
     const std::string key = run.model + "," + (run.step ? std::to_string(*run.step) : "") + "," + run.corpus;
-    status.push_back({{"name", run.name}, {"status", outcome.status}, {"message", outcome.message}, {"out", (sweep.out / run.name).string()},
+    status.push_back({{"name", run.name},
+                      {"status", runStatusName(outcome.status)},
+                      {"message", outcome.message},
+                      {"out", (sweep.out / run.name).string()},
                       {"check", outcome.check_passed ? nlohmann::json(*outcome.check_passed) : nlohmann::json(nullptr)},
                       {"check_summary", outcome.check_summary}});
     if (!outcome.ran()) {
-      row.notes.push_back(run.name + " " + outcome.status + ": " + outcome.message);
+      row.notes.push_back(run.name + " " + runStatusName(outcome.status) + ": " + outcome.message);
       continue;
     }
     if (outcome.check_passed) row.notes.push_back(run.name + " check: " + outcome.check_summary);
-    summaries[i] = io::readJsonFile(sweep.out / run.name / "summary.json");
-    const auto& summary = summaries[i];
+    summaries[i] = report::RunSummary::read(sweep.out / run.name / keys::kSummaryFile);
+    const auto& summary = *summaries[i];
+    const auto layers = summary.layers();
     // Found before the runs for a model's layers; an --activations run's are known only now.
     std::vector<std::string> absent;
     for (const auto l : run.table_layers)
-      if (std::none_of(summary.at("layers").begin(), summary.at("layers").end(), [&](const nlohmann::json& layer) { return layer.at("layer") == l; }))
+      if (std::none_of(layers.begin(), layers.end(), [&](const report::LayerRow& layer) { return layer.layer == l; }))
         absent.push_back(std::to_string(l));
     if (!absent.empty()) {
       row.notes.push_back(run.name + " has no layer " + joined(absent));
@@ -115,26 +131,32 @@ void writeSweepTables(const Sweep& sweep, const std::vector<RunOutcome>& outcome
     }
     for (const auto& column : run.table_columns) {
       if (std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
-      if (column == "context_similarity") {
-        if (!summary.contains("context_similarity")) continue;
-        const auto& c = summary["context_similarity"];
-        for (const char* k : {"b_mean", "b_std", "w_mean", "w_std"})
-          csv << key << ",context_" << k << ",," << c[k].dump() << "\n";
-        row.cells[column] = "B " + cell(c["b_mean"]) + " ± " + cell(c["b_std"]) + ", W " + cell(c["w_mean"]) + " ± " + cell(c["w_std"]);
+      if (column == keys::kContextSimilarity) {
+        const auto* similarity = summary.find(keys::kContextSimilarity);
+        if (!similarity) continue;
+        const auto& c = *similarity;
+        for (const char* k : keys::kContextSimilarityValues)
+          csv << key << "," << keys::kContextMetricPrefix << k << ",," << c[k].dump() << "\n";
+        row.cells[column] = "B " + cell(c[keys::kBetweenMean]) + " ± " + cell(c[keys::kBetweenStd]) + ", W " + cell(c[keys::kWithinMean]) +
+                            " ± " + cell(c[keys::kWithinStd]);
         continue;
       }
-      if (column == "head_classes") {  // with --heads: each block's local / slow-decay / uniform heads
-        if (!summary.contains("heads")) continue;
-        std::map<int64_t, std::map<std::string, int64_t>> counts;
-        for (const auto& h : summary["heads"]) counts[h.at("block").get<int64_t>()][h.at("class").get<std::string>()] += 1;
+      if (column == keys::kHeadClassesColumn) {  // with --heads: each block's local / slow-decay / uniform heads
+        if (!summary.hasHeads()) continue;
+        std::map<int64_t, std::map<heads::HeadKind, int64_t>> counts;  // a block whose heads' classes are unknown still shows
+        for (const auto& h : summary.heads()) {
+          auto& by_kind = counts[h.block];
+          if (h.kind) by_kind[*h.kind] += 1;
+        }
         std::string text;
-        for (const auto& [block, by_class] : counts) {
+        for (const auto& [block, by_kind] : counts) {
           std::string cell_text = "B" + std::to_string(block);
-          for (const auto& [kind, short_name] : {std::pair{"local", "l"}, std::pair{"slow-decay", "s"}, std::pair{"uniform", "u"}}) {
-            const auto it = by_class.find(kind);
-            const int64_t n = it == by_class.end() ? 0 : it->second;
-            csv << key << ",heads_" << kind << "," << block << "," << n << "\n";
-            cell_text += std::string(" ") + short_name + std::to_string(n);
+          for (const auto kind : heads::kHeadKinds) {
+            const auto it = by_kind.find(kind);
+            const int64_t n = it == by_kind.end() ? 0 : it->second;
+            const auto name = heads::headKindName(kind);
+            csv << key << "," << keys::kHeadClassMetricPrefix << name << "," << block << "," << n << "\n";
+            cell_text += " " + name.substr(0, 1) + std::to_string(n);  // l, s, u
           }
           text += (text.empty() ? "" : "; ") + cell_text;
         }
@@ -142,12 +164,13 @@ void writeSweepTables(const Sweep& sweep, const std::vector<RunOutcome>& outcome
         continue;
       }
       std::string text;
-      for (const auto& layer : summary.at("layers")) {
-        const auto l = layer.at("layer").get<int64_t>();
+      for (const auto& layer : layers) {
+        const auto l = layer.layer;
         if (!run.table_layers.empty() && std::find(run.table_layers.begin(), run.table_layers.end(), l) == run.table_layers.end()) continue;
-        if (!layer.contains(column)) continue;
-        csv << key << "," << column << "," << l << "," << layer[column].dump() << "\n";
-        text += (text.empty() ? "" : " ") + cell(layer[column]);
+        const auto* value = layer.find(column.c_str());
+        if (!value) continue;
+        csv << key << "," << column << "," << l << "," << value->dump() << "\n";
+        text += (text.empty() ? "" : " ") + cell(*value);
       }
       row.cells[column] = text;
     }

@@ -8,13 +8,14 @@
 
 #include "posgeom/base/edit_distance.h"
 #include "posgeom/base/error.h"
+#include "posgeom/report/summary_keys.h"
 
 namespace posgeom::report {
 namespace {
 
 std::string keyOf(const nlohmann::json& item) {
   std::string key;
-  for (const char* k : {"layer", "block", "head", "from", "to"})
+  for (const char* k : {keys::kLayer, keys::kBlock, keys::kHead, keys::kFrom, keys::kTo})
     if (item.is_object() && item.contains(k)) key += (key.empty() ? "" : ",") + std::string(k) + "=" + item[k].dump();
   return key;
 }
@@ -135,24 +136,24 @@ std::vector<CheckRow> checkAgainstReference(const nlohmann::json& summary, const
     throw InputError(where, std::string("is ") + jsonKind(reference) + ", not a JSON object of expected values");
   checkTolerance(options.tolerance, "--rtol/--atol");
   for (const auto& [key, t] : options.per_key) checkTolerance(t, "--tolerance " + key);
-  if (reference.is_object() && reference.contains("heads") && reference["heads"].is_array())
-    for (const auto& head : reference["heads"])
-      if (head.is_object() && head.contains("layer"))
+  if (reference.is_object() && reference.contains(keys::kHeads) && reference[keys::kHeads].is_array())
+    for (const auto& head : reference[keys::kHeads])
+      if (head.is_object() && head.contains(keys::kLayer))
         throw InputError(where, "names heads by \"layer\"; heads are named by their 0-based \"block\" now (block = layer - 1: "
                                 "block b reads hidden.b and writes hidden.b+1)");
   CheckOptions merged = options;
   nlohmann::json numbers = reference;
-  if (reference.contains("tolerances")) {
-    if (!reference["tolerances"].is_object()) throw InputError(where, "tolerances must be an object {key: {rtol, atol}}");
-    for (const auto& [key, t] : reference["tolerances"].items()) {
+  if (reference.contains(kReferenceTolerances)) {
+    if (!reference[kReferenceTolerances].is_object()) throw InputError(where, "tolerances must be an object {key: {rtol, atol}}");
+    for (const auto& [key, t] : reference[kReferenceTolerances].items()) {
       if (!t.is_object()) throw InputError(where, "tolerances." + key + " must be an object {rtol, atol}");
       const Tolerance parsed{toleranceValue(t, "rtol", options.tolerance.rtol, where, key),
                              toleranceValue(t, "atol", options.tolerance.atol, where, key)};
       if (!merged.per_key.count(key)) merged.per_key[key] = parsed;
     }
-    numbers.erase("tolerances");
+    numbers.erase(kReferenceTolerances);
   }
-  numbers.erase("description");
+  numbers.erase(kReferenceDescription);
   std::set<std::string> keys;
   valueKeys(numbers, "", keys);
   // Only the command line's: a file's tolerances may cover keys that some of the references

@@ -102,7 +102,7 @@ std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads) {
     std::vector<std::string> names;
     for (const auto* h : hs) {
       curves.push_back(shortened(h->profile, 32));  // a 54-pixel panel shows no more
-      names.push_back(std::to_string(h->head) + " " + h->kind.substr(0, 1));
+      names.push_back(std::to_string(h->head) + " " + heads::headKindName(h->kind).substr(0, 1));
     }
     panels.push_back(smallMultiplesSvg("Kernels K(i) at the last query, block " + std::to_string(block), "key position i", "K",
                                        curves, names, 16, static_cast<double>(hs.front()->profile.size() - 1)));

@@ -6,6 +6,7 @@
 #include "posgeom/report/html_page.h"
 #include "posgeom/report/neuron_tables.h"
 #include "posgeom/report/layer_figures.h"
+#include "posgeom/report/run_summary.h"
 #include "posgeom/report/svg_plot.h"
 
 namespace posgeom::report {
@@ -18,30 +19,29 @@ std::string cell(const nlohmann::json& v) {
   return escapeXml(v.dump());
 }
 
-std::string identityTable(const nlohmann::json& summary) {
+std::string identityTable(const RunSummary& summary) {
   std::ostringstream out;
   out << "<div class=\"scroll\"><table class=\"identity\">";
-  for (const char* key : {"model", "model_type", "source", "activations", "corpus", "tokenizer", "seq_len", "skip_first", "layer_selection",
-                          "dtype", "device", "sampling", "seed", "causal", "shard", "version"})
-    if (summary.contains(key)) out << "<tr><th>" << key << "</th><td>" << cell(summary[key]) << "</td></tr>";
-  if (summary.contains("data"))
-    for (const auto& [key, value] : summary["data"].items())
+  for (const char* key : keys::kIdentity)
+    if (const auto* value = summary.find(key)) out << "<tr><th>" << key << "</th><td>" << cell(*value) << "</td></tr>";
+  if (const auto* data = summary.find(keys::kData))
+    for (const auto& [key, value] : data->items())
       out << "<tr><th>data." << escapeXml(key) << "</th><td>" << cell(value) << "</td></tr>";
   out << "</table></div>";
   return out.str();
 }
 
-std::string layerTable(const nlohmann::json& summary) {
-  const std::vector<std::string> keys{"layer", "screenot_rank", "stable_rank", "explained_ratio", "relative_norm",
-                                      "lowfreq_energy", "incoherence_max", "incoherence_mean", "context_cos_within_label",
-                                      "context_cos_between_label", "mean_hidden_norm", "previous_layer_cosine"};
+std::string layerTable(const RunSummary& summary) {
   std::ostringstream out;
   out << "<div class=\"scroll\"><table class=\"numbers\"><tr>";
-  for (const auto& k : keys) out << "<th>" << k << "</th>";
+  for (const char* k : keys::kLayerTableColumns) out << "<th>" << k << "</th>";
   out << "</tr>";
-  for (const auto& row : summary.at("layers")) {
+  for (const auto& row : summary.layers()) {
     out << "<tr>";
-    for (const auto& k : keys) out << "<td>" << (row.contains(k) ? cell(row[k]) : "") << "</td>";
+    for (const char* k : keys::kLayerTableColumns) {
+      const auto* value = row.find(k);
+      out << "<td>" << (value ? cell(*value) : "") << "</td>";
+    }
     out << "</tr>";
   }
   out << "</table></div>";
@@ -50,15 +50,16 @@ std::string layerTable(const nlohmann::json& summary) {
 
 }  // namespace
 
-std::string htmlReport(const nlohmann::json& summary, const std::vector<metrics::LayerMetrics>& layers,
+std::string htmlReport(const nlohmann::json& summary_json, const std::vector<metrics::LayerMetrics>& layers,
                        const std::vector<heads::HeadReport>& heads) {
-  const std::string name = summary.value("model", summary.value("source", std::string("analysis")));
+  const RunSummary summary(summary_json);
+  const std::string name = summary.title();
   std::ostringstream out;
   out << pageStart("posgeom report: " + name);
   out << "<h1>posgeom report: " << escapeXml(name) << "</h1>\n<nav><a href=\"#numbers\">numbers</a><a href=\"#across\">across "
          "layers</a><a href=\"#basis\">positional basis</a>"
       << (heads.empty() ? "" : "<a href=\"#heads\">attention heads</a>")
-      << (summary.contains("neurons") ? "<a href=\"#neurons\">neurons</a>" : "") << "</nav>\n";
+      << (summary.find(keys::kNeurons) ? "<a href=\"#neurons\">neurons</a>" : "") << "</nav>\n";
   out << "<section id=\"identity\"><h2>Run</h2>" << identityTable(summary) << "</section>\n";
   out << "<section id=\"numbers\"><h2>Per-layer numbers</h2>" << layerTable(summary) << "</section>\n";
   out << "<section id=\"across\"><h2>Across layers</h2><div class=\"row\">" << ranksFigure(summary) << normsFigure(summary)
@@ -68,7 +69,7 @@ std::string htmlReport(const nlohmann::json& summary, const std::vector<metrics:
   if (!heads.empty())
     out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
         << qkMapsFigure(heads) << qkBasisFigure(heads) << "</section>\n";
-  out << neuronsSection(summary);
+  out << neuronsSection(summary.json());
   out << pageEnd();
   return out.str();
 }

@@ -12,9 +12,9 @@ constexpr int kPanelPixels = 64;  // heatmap resolution per panel: a Llama-2-7B 
 
 std::string layerTitle(const std::string& what, int64_t layer) { return what + ", layer " + std::to_string(layer); }
 
-std::vector<double> column(const nlohmann::json& rows, const std::string& key) {
+std::vector<double> column(const std::vector<LayerRow>& rows, const char* key) {
   std::vector<double> out;
-  for (const auto& r : rows) out.push_back(r.contains(key) && r[key].is_number() ? r[key].get<double>() : NAN);
+  for (const auto& r : rows) out.push_back(r.number(key));
   return out;
 }
 
@@ -134,21 +134,21 @@ std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k) {
                        panels);
 }
 
-std::string normsFigure(const nlohmann::json& summary) {
-  const auto& rows = summary.at("layers");
-  const auto layers = column(rows, "layer"), norms = column(rows, "mean_hidden_norm");
+std::string normsFigure(const RunSummary& summary) {
+  const auto rows = summary.layers();
+  const auto layers = column(rows, keys::kLayer), norms = column(rows, keys::kMeanHiddenNorm);
   return figureElement("fig-norms", "Mean norm of the hidden states by layer: how the residual stream grows through the network.",
                        {linePlotSvg({{"", layers, norms, "#2166ac", true}}, {"Mean hidden-state norm", "layer", "mean |h|"},
                                     layerAxis(layers), fitRange(norms))});
 }
 
-std::string similarityFigure(const nlohmann::json& summary) {
-  const auto& rows = summary.at("layers");
-  const auto layers = column(rows, "layer"), previous = column(rows, "previous_layer_cosine");
+std::string similarityFigure(const RunSummary& summary) {
+  const auto rows = summary.layers();
+  const auto layers = column(rows, keys::kLayer), previous = column(rows, keys::kPreviousLayerCosine);
   std::vector<double> to, basis;
-  for (const auto& c : summary.at("cross_layer")) {
-    to.push_back(c.at("to").get<double>());
-    basis.push_back(c.at("basis_cosine").get<double>());
+  for (const auto& c : summary.crossLayer()) {
+    to.push_back(c.to);
+    basis.push_back(c.basis_cosine);
   }
   return figureElement("fig-similarity",
                        "Cosine of each layer's positional basis with the previous layer's, and the mean cosine of each hidden "
@@ -157,9 +157,9 @@ std::string similarityFigure(const nlohmann::json& summary) {
                                     {"Cross-layer similarity", "layer", "cosine"}, layerAxis(layers), {-1.05, 1.05, false})});
 }
 
-std::string ranksFigure(const nlohmann::json& summary) {
-  const auto& rows = summary.at("layers");
-  const auto layers = column(rows, "layer"), screenot = column(rows, "screenot_rank"), stable = column(rows, "stable_rank");
+std::string ranksFigure(const RunSummary& summary) {
+  const auto rows = summary.layers();
+  const auto layers = column(rows, keys::kLayer), screenot = column(rows, keys::kScreenotRank), stable = column(rows, keys::kStableRank);
   std::vector<double> both = screenot;
   both.insert(both.end(), stable.begin(), stable.end());
   both.push_back(0);

@@ -27,44 +27,46 @@ AxisRange stepAxis(const std::vector<double>& x) {
 std::vector<int64_t> layersOf(const std::vector<SeriesPoint>& points) {
   std::vector<int64_t> out;
   if (!points.empty())
-    for (const auto& row : points.front().summary.at("layers")) out.push_back(row.at("layer").get<int64_t>());
+    for (const auto& row : points.front().summary.layers()) out.push_back(row.layer);
   return out;
 }
 
-double layerValue(const nlohmann::json& summary, int64_t layer, const std::string& key) {
-  for (const auto& row : summary.at("layers"))
-    if (row.at("layer").get<int64_t>() == layer) return row.contains(key) && row[key].is_number() ? row[key].get<double>() : NAN;
+double layerValue(const std::vector<LayerRow>& rows, int64_t layer, const char* key) {
+  for (const auto& row : rows)
+    if (row.layer == layer) return row.number(key);
   return NAN;
 }
 
 // One line per layer, light to dark from the first layer to the last.
-std::string metricFigure(const std::vector<SeriesPoint>& points, const std::string& key, const std::string& title,
+std::string metricFigure(const std::vector<SeriesPoint>& points, const char* key, const std::string& title,
                          const std::string& caption) {
   const auto x = steps(points);
   const auto layers = layersOf(points);
+  std::vector<std::vector<LayerRow>> rows;
+  for (const auto& p : points) rows.push_back(p.summary.layers());
   std::vector<Series> lines;
   std::vector<double> all{0};
   for (std::size_t i = 0; i < layers.size(); ++i) {
     Series s{"layer " + std::to_string(layers[i]), x, {}, "", true};
-    for (const auto& p : points) s.y.push_back(layerValue(p.summary, layers[i], key));
+    for (const auto& r : rows) s.y.push_back(layerValue(r, layers[i], key));
     all.insert(all.end(), s.y.begin(), s.y.end());
     const double unit = layers.size() > 1 ? 0.9 * static_cast<double>(i) / static_cast<double>(layers.size() - 1) : 0.5;
     s.color = hexColor(colorAt(ColorMap::kSequential, 0.9 - unit));
     lines.push_back(std::move(s));
   }
-  return figureElement("fig-series-" + key, caption, {linePlotSvg(lines, {title, "training step", key, 420, 280}, stepAxis(x), fitRange(all))});
+  return figureElement(std::string("fig-series-") + key, caption, {linePlotSvg(lines, {title, "training step", key, 420, 280}, stepAxis(x), fitRange(all))});
 }
 
 // Rows: heads (block by block), columns: checkpoints; sqrt(ETC) as in report.html's map.
 std::string etcFigure(const std::vector<SeriesPoint>& points) {
-  const auto& first = points.front().summary;
-  if (!first.contains("heads") || first["heads"].empty()) return "";
-  const auto heads = static_cast<Eigen::Index>(first["heads"].size());
+  const auto first = points.front().summary.heads();
+  if (first.empty()) return "";
+  const auto heads = static_cast<Eigen::Index>(first.size());
   Eigen::MatrixXd etc = Eigen::MatrixXd::Constant(heads, static_cast<Eigen::Index>(points.size()), NAN);
   for (std::size_t c = 0; c < points.size(); ++c) {
-    const auto& list = points[c].summary.value("heads", nlohmann::json::array());
+    const auto list = points[c].summary.heads();
     for (Eigen::Index h = 0; h < heads && h < static_cast<Eigen::Index>(list.size()); ++h)
-      etc(h, static_cast<Eigen::Index>(c)) = std::sqrt(list[static_cast<std::size_t>(h)].at("etc").get<double>());
+      etc(h, static_cast<Eigen::Index>(c)) = std::sqrt(list[static_cast<std::size_t>(h)].number(keys::kEtc));
   }
   const auto x = steps(points);
   return figureElement(
@@ -76,9 +78,11 @@ std::string etcFigure(const std::vector<SeriesPoint>& points) {
 }
 
 std::string classFigure(const std::vector<SeriesPoint>& points) {
-  if (!points.front().summary.contains("heads")) return "";
+  if (!points.front().summary.hasHeads()) return "";
   const auto x = steps(points);
-  Series local{"local", x, {}, "#b2182b", true}, slow{"slow-decay", x, {}, "#ef8a62", true}, uniform{"uniform", x, {}, "#2166ac", true};
+  using heads::HeadKind, heads::headKindName;
+  Series local{headKindName(HeadKind::kLocal), x, {}, "#b2182b", true}, slow{headKindName(HeadKind::kSlowDecay), x, {}, "#ef8a62", true},
+      uniform{headKindName(HeadKind::kUniform), x, {}, "#2166ac", true};
   std::vector<double> all{0};
   for (const auto& p : points) {
     const auto c = headClassCounts(p.summary);
@@ -95,17 +99,18 @@ std::string numbersTable(const std::vector<SeriesPoint>& points) {
   const auto layers = layersOf(points);
   std::ostringstream out;
   out << "<div class=\"scroll\"><table class=\"numbers\"><tr><th>step</th><th>validation loss</th><th>heads l/s/u</th>";
-  for (const char* key : {"screenot_rank", "lowfreq_energy"})
+  for (const char* key : {keys::kScreenotRank, keys::kLowfreqEnergy})
     for (auto l : layers) out << "<th>" << key << " L" << l << "</th>";
   out << "</tr>";
   for (const auto& p : points) {
     const auto c = headClassCounts(p.summary);
     out << "<tr><td>" << p.step << "</td><td>" << (p.validation_loss ? formatNumber(*p.validation_loss) : "") << "</td><td>"
-        << (p.summary.contains("heads") ? std::to_string(c.local) + "/" + std::to_string(c.slow_decay) + "/" + std::to_string(c.uniform) : "")
+        << (p.summary.hasHeads() ? std::to_string(c.local) + "/" + std::to_string(c.slow_decay) + "/" + std::to_string(c.uniform) : "")
         << "</td>";
-    for (const char* key : {"screenot_rank", "lowfreq_energy"})
+    const auto rows = p.summary.layers();
+    for (const char* key : {keys::kScreenotRank, keys::kLowfreqEnergy})
       for (auto l : layers) {
-        const double v = layerValue(p.summary, l, key);
+        const double v = layerValue(rows, l, key);
         out << "<td>" << (std::isfinite(v) ? formatNumber(v) : "") << "</td>";
       }
     out << "</tr>";
@@ -116,13 +121,12 @@ std::string numbersTable(const std::vector<SeriesPoint>& points) {
 
 }  // namespace
 
-HeadClassCounts headClassCounts(const nlohmann::json& summary) {
+HeadClassCounts headClassCounts(const RunSummary& summary) {
   HeadClassCounts c;
-  for (const auto& h : summary.value("heads", nlohmann::json::array())) {
-    const auto kind = h.at("class").get<std::string>();
-    c.local += kind == "local";
-    c.slow_decay += kind == "slow-decay";
-    c.uniform += kind == "uniform";
+  for (const auto& kind : summary.headKinds()) {
+    c.local += kind == heads::HeadKind::kLocal;
+    c.slow_decay += kind == heads::HeadKind::kSlowDecay;
+    c.uniform += kind == heads::HeadKind::kUniform;
   }
   return c;
 }
@@ -135,12 +139,12 @@ std::string seriesReport(const std::string& title, const std::vector<SeriesPoint
       << "; each analysed like any model (its report.html beside this page).</p>\n";
   out << "<section id=\"numbers\"><h2>By step</h2>" << numbersTable(points) << "</section>\n";
   out << "<section id=\"basis\"><h2>Positional basis over training</h2><div class=\"row\">"
-      << metricFigure(points, "screenot_rank", "ScreeNOT rank of P", "ScreeNOT rank of the positional basis of every layer by step.")
-      << metricFigure(points, "stable_rank", "Stable rank of P", "Stable rank of the positional basis of every layer by step.")
-      << metricFigure(points, "lowfreq_energy", "Low-frequency energy of P",
+      << metricFigure(points, keys::kScreenotRank, "ScreeNOT rank of P", "ScreeNOT rank of the positional basis of every layer by step.")
+      << metricFigure(points, keys::kStableRank, "Stable rank of P", "Stable rank of the positional basis of every layer by step.")
+      << metricFigure(points, keys::kLowfreqEnergy, "Low-frequency energy of P",
                       "Share of the positional basis' energy in its lowest DCT frequencies: near 1 once the positions lie on a smooth "
                       "curve (the spiral).")
-      << metricFigure(points, "relative_norm", "Relative norm of P", "Share of the hidden states' norm that is position, by layer and step.")
+      << metricFigure(points, keys::kRelativeNorm, "Relative norm of P", "Share of the hidden states' norm that is position, by layer and step.")
       << "</div></section>\n";
   const std::string heads = etcFigure(points) + classFigure(points);
   if (!heads.empty()) out << "<section id=\"heads\"><h2>Attention heads over training</h2><div class=\"row\">" << heads << "</div></section>\n";

@@ -10,6 +10,7 @@
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/report/html_report.h"
 #include "posgeom/report/number_text.h"
+#include "posgeom/report/summary_keys.h"
 
 namespace posgeom::report {
 namespace {
@@ -44,13 +45,6 @@ std::string jsonTableCsv(const nlohmann::json& rows, const std::vector<std::stri
   return table.str();
 }
 
-// heads.csv's columns, in the order of the summary's heads entries.
-const std::vector<std::string> kHeadColumns{
-    "block",          "head",           "etc",       "keys",          "class",         "window90",
-    "etc_mean_query", "denominator_cv", "contextual", "qk_share_pos_pos", "qk_share_pos_cvec", "qk_share_cvec_pos",
-    "qk_share_cvec_cvec", "qk_energy_pos", "qk_rank", "attention_keys90", "attention_entropy", "kernel_tv",
-    "equivariance_tv", "kernel_query_spread", "qk_diagonal_share", "qk_block_share", "induction_score", "previous_token_score", "samples"};
-
 // The heads whose score is above heads::kPatternHeadAbove, highest first, as "B.H".
 nlohmann::json namedHeads(const std::vector<heads::HeadReport>& reports, double heads::HeadReport::*score) {
   std::vector<const heads::HeadReport*> named;
@@ -58,18 +52,19 @@ nlohmann::json namedHeads(const std::vector<heads::HeadReport>& reports, double 
     if (h.*score > heads::kPatternHeadAbove) named.push_back(&h);
   std::stable_sort(named.begin(), named.end(), [score](const auto* a, const auto* b) { return a->*score > b->*score; });
   nlohmann::json out = nlohmann::json::array();
-  for (const auto* h : named) out.push_back({{"head", std::to_string(h->block) + "." + std::to_string(h->head)}, {"score", h->*score}});
+  for (const auto* h : named)
+    out.push_back({{keys::kHead, std::to_string(h->block) + "." + std::to_string(h->head)}, {keys::kScore, h->*score}});
   return out;
 }
 
 // --corpus repeated-random: what the induction probe found.
 nlohmann::json probeJson(const nlohmann::json& settings, const std::vector<heads::HeadReport>& reports) {
-  const auto options = settings.value("head_options", nlohmann::json::object());
-  return {{"corpus", "repeated-random"},
-          {"repeat_period", options.value("repeat_period", int64_t{0})},
-          {"named_above", heads::kPatternHeadAbove},
-          {"induction_heads", namedHeads(reports, &heads::HeadReport::induction_score)},
-          {"previous_token_heads", namedHeads(reports, &heads::HeadReport::previous_token_score)}};
+  const auto options = settings.value(keys::kHeadOptions, nlohmann::json::object());
+  return {{keys::kCorpus, "repeated-random"},
+          {keys::kRepeatPeriod, options.value(keys::kRepeatPeriod, int64_t{0})},
+          {keys::kNamedAbove, heads::kPatternHeadAbove},
+          {keys::kInductionHeads, namedHeads(reports, &heads::HeadReport::induction_score)},
+          {keys::kPreviousTokenHeads, namedHeads(reports, &heads::HeadReport::previous_token_score)}};
 }
 
 // --save-kernels: a block's kernels over every query, [heads, T, T] (query rows, key
@@ -124,26 +119,26 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
   nlohmann::json out = settings;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& m : layers) {
-    nlohmann::json row = {{"layer", m.layer},
-                          {"sequences", m.sequences},
-                          {"positions", m.positions},
-                          {"screenot_rank", m.screenot.rank},
-                          {"screenot_threshold", m.screenot.threshold},
-                          {"stable_rank", m.stable_rank},
-                          {"explained_ratio", m.explained_ratio},
-                          {"relative_norm", optionalJson(m.relative_norm)},
-                          {"global_mean_norm", m.global_mean_norm},
-                          {"pos_fro_norm", m.pos_fro_norm},
-                          {"lowfreq_energy", m.lowfreq_energy},
-                          {"incoherence_max", m.incoherence.max},
-                          {"incoherence_mean", m.incoherence.mean},
-                          {"mean_hidden_norm", m.mean_hidden_norm},
-                          {"previous_layer_cosine", optionalJson(m.previous_layer_cosine)},
-                          {"top_singular_values_pos", vectorJson(m.singular_pos, 20)}};
+    nlohmann::json row = {{keys::kLayer, m.layer},
+                          {keys::kSequences, m.sequences},
+                          {keys::kPositions, m.positions},
+                          {keys::kScreenotRank, m.screenot.rank},
+                          {keys::kScreenotThreshold, m.screenot.threshold},
+                          {keys::kStableRank, m.stable_rank},
+                          {keys::kExplainedRatio, m.explained_ratio},
+                          {keys::kRelativeNorm, optionalJson(m.relative_norm)},
+                          {keys::kGlobalMeanNorm, m.global_mean_norm},
+                          {keys::kPosFroNorm, m.pos_fro_norm},
+                          {keys::kLowfreqEnergy, m.lowfreq_energy},
+                          {keys::kIncoherenceMax, m.incoherence.max},
+                          {keys::kIncoherenceMean, m.incoherence.mean},
+                          {keys::kMeanHiddenNorm, m.mean_hidden_norm},
+                          {keys::kPreviousLayerCosine, optionalJson(m.previous_layer_cosine)},
+                          {keys::kTopSingularValuesPos, vectorJson(m.singular_pos, 20)}};
     if (m.label_cosines) {
-      row["context_cos_within_label"] = m.label_cosines->within;
-      row["context_cos_between_label"] = m.label_cosines->between;
-      row["context_labels"] = m.label_cosines->labels;
+      row[keys::kContextCosWithinLabel] = m.label_cosines->within;
+      row[keys::kContextCosBetweenLabel] = m.label_cosines->between;
+      row[keys::kContextLabels] = m.label_cosines->labels;
     }
     rows.push_back(std::move(row));
   }
@@ -160,44 +155,45 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
     };
     const auto [b_mean, b_std] = mean_std(between);
     const auto [w_mean, w_std] = mean_std(within);
-    out["context_similarity"] = {{"b_mean", b_mean}, {"b_std", b_std}, {"w_mean", w_mean}, {"w_std", w_std}, {"layers", between.size()}};
+    out[keys::kContextSimilarity] = {{keys::kBetweenMean, b_mean}, {keys::kBetweenStd, b_std}, {keys::kWithinMean, w_mean},
+                                     {keys::kWithinStd, w_std},   {keys::kLayers, between.size()}};
   }
-  out["layers"] = std::move(rows);
+  out[keys::kLayers] = std::move(rows);
   nlohmann::json consistency = nlohmann::json::array();
   for (const auto& c : cross)
-    consistency.push_back({{"from", c.from}, {"to", c.to}, {"basis_cosine", c.basis_cosine},
-                           {"principal_angle_cosines", vectorJson(c.principal_cosines)}});
-  out["cross_layer"] = std::move(consistency);
+    consistency.push_back({{keys::kFrom, c.from}, {keys::kTo, c.to}, {keys::kBasisCosine, c.basis_cosine},
+                           {keys::kPrincipalAngleCosines, vectorJson(c.principal_cosines)}});
+  out[keys::kCrossLayer] = std::move(consistency);
   if (!head_reports.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& h : head_reports)
-      list.push_back({{"block", h.block},
-                      {"head", h.head},
-                      {"etc", h.etc},
-                      {"keys", h.keys},
-                      {"class", h.kind},
-                      {"window90", h.window90},
-                      {"etc_mean_query", h.etc_mean_query},
-                      {"denominator_cv", finiteOrNull(h.denominator_cv)},
-                      {"contextual", h.contextual},
-                      {"qk_share_pos_pos", h.qk_shares[0]},
-                      {"qk_share_pos_cvec", h.qk_shares[1]},
-                      {"qk_share_cvec_pos", h.qk_shares[2]},
-                      {"qk_share_cvec_cvec", h.qk_shares[3]},
-                      {"qk_energy_pos", h.qk_energy_pos},
-                      {"qk_rank", h.qk_rank},
-                      {"attention_keys90", finiteOrNull(h.attention_keys90)},
-                      {"attention_entropy", finiteOrNull(h.attention_entropy)},
-                      {"kernel_tv", finiteOrNull(h.kernel_tv)},
-                      {"equivariance_tv", finiteOrNull(h.equivariance_tv)},
-                      {"kernel_query_spread", finiteOrNull(h.kernel_query_spread)},
-                      {"qk_diagonal_share", h.qk_basis ? finiteOrNull(h.qk_basis->diagonal_share) : nullptr},
-                      {"qk_block_share", h.qk_basis ? finiteOrNull(h.qk_basis->block_share) : nullptr},
-                      {"induction_score", finiteOrNull(h.induction_score)},
-                      {"previous_token_score", finiteOrNull(h.previous_token_score)},
-                      {"samples", h.samples}});
-    out["heads"] = std::move(list);
-    if (std::isfinite(head_reports.front().induction_score)) out["probe"] = probeJson(settings, head_reports);
+      list.push_back({{keys::kBlock, h.block},
+                      {keys::kHead, h.head},
+                      {keys::kEtc, h.etc},
+                      {keys::kKeys, h.keys},
+                      {keys::kClass, heads::headKindName(h.kind)},
+                      {keys::kWindow90, h.window90},
+                      {keys::kEtcMeanQuery, h.etc_mean_query},
+                      {keys::kDenominatorCv, finiteOrNull(h.denominator_cv)},
+                      {keys::kContextual, h.contextual},
+                      {keys::kQkSharePosPos, h.qk_shares[0]},
+                      {keys::kQkSharePosCvec, h.qk_shares[1]},
+                      {keys::kQkShareCvecPos, h.qk_shares[2]},
+                      {keys::kQkShareCvecCvec, h.qk_shares[3]},
+                      {keys::kQkEnergyPos, h.qk_energy_pos},
+                      {keys::kQkRank, h.qk_rank},
+                      {keys::kAttentionKeys90, finiteOrNull(h.attention_keys90)},
+                      {keys::kAttentionEntropy, finiteOrNull(h.attention_entropy)},
+                      {keys::kKernelTv, finiteOrNull(h.kernel_tv)},
+                      {keys::kEquivarianceTv, finiteOrNull(h.equivariance_tv)},
+                      {keys::kKernelQuerySpread, finiteOrNull(h.kernel_query_spread)},
+                      {keys::kQkDiagonalShare, h.qk_basis ? finiteOrNull(h.qk_basis->diagonal_share) : nullptr},
+                      {keys::kQkBlockShare, h.qk_basis ? finiteOrNull(h.qk_basis->block_share) : nullptr},
+                      {keys::kInductionScore, finiteOrNull(h.induction_score)},
+                      {keys::kPreviousTokenScore, finiteOrNull(h.previous_token_score)},
+                      {keys::kSamples, h.samples}});
+    out[keys::kHeads] = std::move(list);
+    if (std::isfinite(head_reports.front().induction_score)) out[keys::kProbe] = probeJson(settings, head_reports);
   }
   return out;
 }
@@ -205,12 +201,9 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
 void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary,
                  const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& head_reports) {
   io::writeTextFileAtomically(dir / "layers.csv",
-                              jsonTableCsv(summary.at("layers"), {"layer", "screenot_rank", "stable_rank", "explained_ratio",
-                                                                  "relative_norm", "global_mean_norm", "pos_fro_norm",
-                                                                  "lowfreq_energy", "incoherence_max", "incoherence_mean",
-                                                                  "mean_hidden_norm", "previous_layer_cosine"}));
+                              jsonTableCsv(summary.at(keys::kLayers), {keys::kLayersCsvColumns.begin(), keys::kLayersCsvColumns.end()}));
   // Rows of P are the positions after skip_first, numbered as in the window.
-  const int64_t first = summary.value("skip_first", int64_t{0});
+  const int64_t first = summary.value(keys::kSkipFirst, int64_t{0});
   for (const auto& m : layers) {
     const std::string l = "_L" + std::to_string(m.layer) + ".csv";
     const auto positions = csvLabels("", first, m.positional.rows());
@@ -234,7 +227,7 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
                                 matrixCsv(sv, {"component", csvLabels("", 1, n), {"pos", "cvec", "resid"}}));
   }
   if (!head_reports.empty()) {
-    io::writeTextFileAtomically(dir / "heads.csv", jsonTableCsv(summary.at("heads"), kHeadColumns));
+    io::writeTextFileAtomically(dir / "heads.csv", jsonTableCsv(summary.at(keys::kHeads), {keys::kHeadsCsvColumns.begin(), keys::kHeadsCsvColumns.end()}));
     std::map<int64_t, std::vector<const heads::HeadReport*>> by_block;
     for (const auto& h : head_reports) by_block[h.block].push_back(&h);
     for (const auto& [block, hs] : by_block) {
@@ -273,7 +266,7 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
   }
   io::writeTextFileAtomically(dir / "report.html", htmlReport(summary, layers, head_reports));
   // summary.json last: its presence marks a complete report.
-  io::writeTextFileAtomically(dir / "summary.json", summary.dump(2) + "\n");
+  io::writeTextFileAtomically(dir / keys::kSummaryFile, summary.dump(2) + "\n");
 }
 
 }  // namespace posgeom::report

@@ -34,12 +34,12 @@ TEST(HeadAnalysis, ClassesFlagsAndShapes) {
   o.kernel_skip = 2;
   const auto heads = analyzeBlock(block, o);
   ASSERT_EQ(heads.size(), 4u);
-  EXPECT_EQ(heads[0].kind, "uniform");
+  EXPECT_EQ(headKindName(heads[0].kind), "uniform");
   EXPECT_NEAR(heads[0].etc, 28.0, 1e-9);  // keys 2..29
   EXPECT_EQ(heads[0].keys, 28);
   EXPECT_TRUE(heads[0].contextual);       // broad, and zero queries make every denominator equal
   EXPECT_NEAR(heads[0].denominator_cv, 0.0, 1e-12);
-  EXPECT_EQ(heads[1].kind, "local");
+  EXPECT_EQ(headKindName(heads[1].kind), "local");
   EXPECT_FALSE(heads[1].contextual);
   EXPECT_EQ(heads[1].window90, 0);        // e^-3 per step: 95% on the query position itself
   for (const auto& h : heads) {
@@ -171,6 +171,17 @@ TEST(HeadAnalysis, LagScoreAveragesTheQueriesThatSeeTheKey) {
   s.skip = 0;
   s.window = 2;  // keys n-1, n only
   EXPECT_TRUE(std::isnan(lagScore(a, 2, 0, s)));
+}
+
+// The classes' names are what reports have always written, and read back to the same kind.
+TEST(HeadAnalysis, HeadKindsRoundTripTheirReportNames) {
+  EXPECT_EQ(headKindName(HeadKind::kLocal), "local");
+  EXPECT_EQ(headKindName(HeadKind::kSlowDecay), "slow-decay");
+  EXPECT_EQ(headKindName(HeadKind::kUniform), "uniform");
+  for (const auto kind : kHeadKinds) EXPECT_EQ(parseHeadKind(headKindName(kind)), kind);
+  EXPECT_EQ(parseHeadKind("Local"), std::nullopt);
+  EXPECT_EQ(parseHeadKind(""), std::nullopt);
+  EXPECT_EQ(parseHeadKind(classify(30, 100, {})), HeadKind::kSlowDecay);  // the classifier's names are the kinds'
 }
 
 TEST(HeadAnalysis, BadOptionsAreInputErrors) {

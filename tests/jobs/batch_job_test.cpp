@@ -85,15 +85,15 @@ TEST(BatchJob, FixtureSweepRunsAndSkipsWhatIsMissing) {
   std::map<std::string, jobs::RunOutcome> by_name;
   for (std::size_t i = 0; i < outcomes.size(); ++i) by_name[sweep.runs[i].name] = outcomes[i];
   for (const char* ran : {"gpt2-wiki", "gpt2-code", "bloom-wiki", "bloom-code"}) {
-    EXPECT_EQ(by_name[ran].status, "ok") << ran << ": " << by_name[ran].message;
+    EXPECT_EQ(jobs::runStatusName(by_name[ran].status), "ok") << ran << ": " << by_name[ran].message;
     EXPECT_TRUE(fs::exists(s / "out" / ran / "report.html")) << ran;
   }
   EXPECT_EQ(by_name["gpt2-wiki"].check_passed, false);
   EXPECT_TRUE(fs::exists(s / "out/gpt2-wiki/check.txt"));
   EXPECT_EQ(by_name["gpt2-code"].check_passed, true);  // its reference checks nothing
-  EXPECT_EQ(by_name["gpt2-lost"].status, "skipped");
+  EXPECT_EQ(jobs::runStatusName(by_name["gpt2-lost"].status), "skipped");
   EXPECT_NE(by_name["gpt2-lost"].message.find("lost-*.txt: matches no files"), std::string::npos) << by_name["gpt2-lost"].message;
-  EXPECT_EQ(by_name["gone-wiki"].status, "skipped");
+  EXPECT_EQ(jobs::runStatusName(by_name["gone-wiki"].status), "skipped");
   EXPECT_NE(by_name["gone-wiki"].message.find("no-such-model"), std::string::npos);
 
   const auto table = readFile(s / "out/table.md");
@@ -157,7 +157,7 @@ TEST(BatchJob, CheckpointSeriesRunsInStepOrderIntoATableByStep) {
     job.heads = true;
     return job;
   });
-  for (const auto& o : outcomes) ASSERT_EQ(o.status, "ok") << o.message;
+  for (const auto& o : outcomes) ASSERT_EQ(jobs::runStatusName(o.status), "ok") << o.message;
   const auto csv = readFile(s / "out/table.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "model,step,corpus,metric,layer,value");
   for (int step : {2, 10, 100}) {
@@ -217,7 +217,7 @@ TEST(BatchJob, ASweepHoldsItsOutForItsWholeRun) {
   }
   EXPECT_FALSE(fs::exists(s / "out"));
   other.release();
-  EXPECT_EQ(jobs::runSweep(sweep, parsedOptions).front().status, "skipped");  // ./m is not there; the sweep ran
+  EXPECT_EQ(jobs::runStatusName(jobs::runSweep(sweep, parsedOptions).front().status), "skipped");  // ./m is not there; the sweep ran
   EXPECT_FALSE(fs::exists(s / ".out.posgeom-lock"));
 }
 
@@ -236,7 +236,7 @@ TEST(BatchJob, AReportIsKeptOnlyWhenItIsThisRunsReport) {
   auto status = [&](const jobs::Sweep& sweep) {
     const auto outcome = jobs::runSweep(sweep, parsedOptions).front();
     EXPECT_TRUE(outcome.ran()) << outcome.message;
-    return outcome.status;
+    return jobs::runStatusName(outcome.status);
   };
   EXPECT_EQ(status(sweepOf("16")), "ok");
   EXPECT_EQ(io::readJsonFile(summary)["sweep"]["options"]["seq-len"], "16");

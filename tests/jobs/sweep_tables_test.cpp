@@ -32,8 +32,8 @@ TEST(SweepTables, TablesHoldTheRunsNumbersAndNoteWhatIsMissing) {
     "layers": [{"layer": 0, "stable_rank": 1.5}, {"layer": 1, "stable_rank": 2.25}, {"layer": 2, "stable_rank": 3.5}],
     "context_similarity": {"b_mean": 0.125, "b_std": 0.5, "w_mean": 0.25, "w_std": 0.75},
     "heads": [{"block": 0, "class": "local"}, {"block": 0, "class": "uniform"}, {"block": 1, "class": "slow-decay"}]})");
-  const std::vector<jobs::RunOutcome> outcomes{{"ok", "", false, "0 of 1 values within tolerance of a-c.json"},
-                                               {"skipped", "b: model directory does not exist", std::nullopt, ""}};
+  const std::vector<jobs::RunOutcome> outcomes{{jobs::RunStatus::kOk, "", false, "0 of 1 values within tolerance of a-c.json"},
+                                               {jobs::RunStatus::kSkipped, "b: model directory does not exist", std::nullopt, ""}};
   jobs::writeSweepTables(sweep, outcomes);
 
   EXPECT_EQ(readFile(s / "out/table.csv"),
@@ -58,6 +58,16 @@ TEST(SweepTables, TablesHoldTheRunsNumbersAndNoteWhatIsMissing) {
   EXPECT_EQ(status["runs"][1]["status"], "skipped");
   EXPECT_TRUE(status["runs"][1]["check"].is_null());
   EXPECT_EQ(status["series"], nlohmann::json::array());  // no checkpoint series: no page
+}
+
+// The statuses' names are the ones sweep.json and table.md have always written.
+TEST(SweepTables, RunStatusesAreNamedAsBefore) {
+  EXPECT_EQ(jobs::runStatusName(jobs::RunStatus::kOk), "ok");
+  EXPECT_EQ(jobs::runStatusName(jobs::RunStatus::kKept), "kept");
+  EXPECT_EQ(jobs::runStatusName(jobs::RunStatus::kSkipped), "skipped");
+  EXPECT_EQ(jobs::runStatusName(jobs::RunStatus::kFailed), "failed");
+  EXPECT_TRUE((jobs::RunOutcome{jobs::RunStatus::kKept, "", std::nullopt, ""}.ran()));
+  EXPECT_FALSE((jobs::RunOutcome{jobs::RunStatus::kFailed, "", std::nullopt, ""}.ran()));
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ TEST(LayerFigures, OnePanelPerLayerWithACaption) {
 
 TEST(LayerFigures, AcrossLayersPlotsEveryLayer) {
   const auto layers = sampleLayers(4, 20, 6);
-  const auto summary = sampleSummary(layers, {});
+  const report::RunSummary summary(sampleSummary(layers, {}));
   const auto norms = report::normsFigure(summary);
   EXPECT_EQ(count(norms, "<circle"), 4u);  // a marker per layer
   EXPECT_EQ(count(report::similarityFigure(summary), "<circle"), 3u + 3u);  // 3 basis pairs, 3 previous-layer cosines

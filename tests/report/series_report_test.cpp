@@ -13,11 +13,11 @@ std::vector<report::SeriesPoint> samplePoints() {
   std::vector<report::SeriesPoint> points;
   for (int k = 0; k < 3; ++k) {
     auto heads = sampleHeads(2, 2, 16, 0);
-    for (int h = 0; h < k && h < static_cast<int>(heads.size()); ++h) heads[static_cast<std::size_t>(h)].kind = "local";
-    for (int h = k; h < static_cast<int>(heads.size()); ++h) heads[static_cast<std::size_t>(h)].kind = "uniform";
+    for (int h = 0; h < k && h < static_cast<int>(heads.size()); ++h) heads[static_cast<std::size_t>(h)].kind = heads::HeadKind::kLocal;
+    for (int h = k; h < static_cast<int>(heads.size()); ++h) heads[static_cast<std::size_t>(h)].kind = heads::HeadKind::kUniform;
     auto summary = sampleSummary(layers, heads);
     summary["layers"][0]["screenot_rank"] = 10 + k;
-    points.push_back({100 * (k + 1), summary, k == 0 ? std::optional<double>(2.5) : std::nullopt});
+    points.push_back({100 * (k + 1), report::RunSummary(summary), k == 0 ? std::optional<double>(2.5) : std::nullopt});
   }
   return points;
 }
@@ -33,7 +33,7 @@ TEST(SeriesReport, DrawsEveryMetricAndTheHeadsByStep) {
     EXPECT_NE(page.find(std::string("<figure id=\"") + id + "\""), std::string::npos) << id;
   // The numbers table: one row per step in order, with its validation loss where known,
   // its heads by class (local / slow-decay / uniform) and its own layer-0 rank.
-  const int n = static_cast<int>(points.front().summary["heads"].size());
+  const int n = static_cast<int>(points.front().summary.heads().size());
   ASSERT_GE(n, 2);
   auto classes = [&](int local) { return std::to_string(local) + "/0/" + std::to_string(n - local); };
   const auto row100 = page.find("<tr><td>100</td><td>2.5</td><td>" + classes(0) + "</td><td>10</td>");
@@ -47,7 +47,11 @@ TEST(SeriesReport, DrawsEveryMetricAndTheHeadsByStep) {
 
 TEST(SeriesReport, WithoutHeadsOrPointsSaysSoAndDrawsNoHeadFigure) {
   auto points = samplePoints();
-  for (auto& p : points) p.summary.erase("heads");
+  for (auto& p : points) {
+    auto json = p.summary.json();
+    json.erase("heads");
+    p.summary = report::RunSummary(json);
+  }
   const auto page = report::seriesReport("plain", points);
   EXPECT_NE(page.find("fig-series-lowfreq_energy"), std::string::npos);
   EXPECT_EQ(page.find("fig-series-etc"), std::string::npos);
@@ -56,11 +60,11 @@ TEST(SeriesReport, WithoutHeadsOrPointsSaysSoAndDrawsNoHeadFigure) {
 
 TEST(SeriesReport, CountsHeadsByClass) {
   const nlohmann::json summary = {{"heads", {{{"class", "local"}}, {{"class", "slow-decay"}}, {{"class", "local"}}, {{"class", "uniform"}}}}};
-  const auto c = report::headClassCounts(summary);
+  const auto c = report::headClassCounts(report::RunSummary(summary));
   EXPECT_EQ(c.local, 2);
   EXPECT_EQ(c.slow_decay, 1);
   EXPECT_EQ(c.uniform, 1);
-  EXPECT_EQ(report::headClassCounts(nlohmann::json::object()).local, 0);
+  EXPECT_EQ(report::headClassCounts(report::RunSummary(nlohmann::json::object())).local, 0);
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ std::vector<heads::HeadReport> sampleHeads(int layers, int per_layer, int positi
       r.profile /= r.profile.sum();
       r.etc = 1.0 / r.profile.squaredNorm();
       r.keys = positions;
-      r.kind = heads::classify(r.etc, r.keys, {});
+      r.kind = *heads::parseHeadKind(heads::classify(r.etc, r.keys, {}));
       r.etc_curve = Eigen::VectorXd::Constant(positions, r.etc);
       r.kernel_thumb = Eigen::MatrixXd::Zero(std::min(positions, 48), std::min(positions, 48));
       for (Eigen::Index n = 0; n < r.kernel_thumb.rows(); ++n) r.kernel_thumb(n, n) = 1;  // a local head

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "posgeom/heads/head_kind.h"
 #include "posgeom/heads/positional_kernel.h"
 #include "posgeom/heads/qk_positional_basis.h"
 #include "posgeom/metrics/screenot.h"
@@ -66,7 +67,7 @@ struct HeadReport {
   double etc = 0;        // ETC of the kernel at the last position
   int64_t keys = 0;      // keys in the last position's softmax
   int64_t window90 = 0;  // of the kernel at the last position
-  std::string kind;      // local, slow-decay, uniform
+  HeadKind kind = HeadKind::kUniform;
   double etc_mean_query = 0;  // the same ETC with the mean embedding as query
   double denominator_cv = 0;  // NaN with fewer than two samples
   bool contextual = false;

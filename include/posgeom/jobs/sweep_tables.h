@@ -12,14 +12,18 @@
 
 namespace posgeom::jobs {
 
+// ok; kept (its report from an earlier run, without --force); skipped (a model or corpus
+// is not available, or bad input); failed
+enum class RunStatus { kOk, kKept, kSkipped, kFailed };
+// "ok", "kept", "skipped", "failed": the names sweep.json and table.md write.
+std::string runStatusName(RunStatus status);
+
 struct RunOutcome {
-  // ok; kept (its report from an earlier run, without --force); skipped (a model or corpus
-  // is not available, or bad input); failed
-  std::string status;
+  RunStatus status = RunStatus::kOk;
   std::string message;
   std::optional<bool> check_passed;  // with a reference
   std::string check_summary;
-  bool ran() const { return status == "ok" || status == "kept"; }
+  bool ran() const { return status == RunStatus::kOk || status == RunStatus::kKept; }
 };
 
 // Writes the tables from the summary.json of every run that ran (`outcomes` in run order).

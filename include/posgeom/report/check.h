@@ -7,6 +7,10 @@
 
 namespace posgeom::report {
 
+// A reference's own keys beside the values it pins (a subset of summary.json's).
+inline constexpr const char* kReferenceTolerances = "tolerances";
+inline constexpr const char* kReferenceDescription = "description";
+
 struct Tolerance {
   double rtol = 1e-6;
   double atol = 1e-9;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "posgeom/metrics/layer_metrics.h"
+#include "posgeom/report/run_summary.h"
 
 namespace posgeom::report {
 
@@ -17,9 +18,9 @@ std::string singularValuesFigure(const std::vector<metrics::LayerMetrics>& layer
 std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k = 10);
 
 // Across layers, from the summary's per-layer rows and cross-layer list.
-std::string normsFigure(const nlohmann::json& summary);
-std::string similarityFigure(const nlohmann::json& summary);
-std::string ranksFigure(const nlohmann::json& summary);
+std::string normsFigure(const RunSummary& summary);
+std::string similarityFigure(const RunSummary& summary);
+std::string ranksFigure(const RunSummary& summary);
 
 // <figure> with an id, a caption and the panels.
 std::string figureElement(const std::string& id, const std::string& caption, const std::vector<std::string>& panels);

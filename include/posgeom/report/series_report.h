@@ -4,16 +4,17 @@
 // energy and relative norm of every layer against the step, every head's ETC per step,
 // and the heads of each class per step. Torch-free.
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "posgeom/report/run_summary.h"
 
 namespace posgeom::report {
 
 struct SeriesPoint {
   int64_t step = 0;
-  nlohmann::json summary;                 // the checkpoint's summary.json
+  RunSummary summary;                     // the checkpoint's summary.json
   std::optional<double> validation_loss;  // from its training.json, when it has one
 };
 
@@ -24,6 +25,6 @@ std::string seriesReport(const std::string& title, const std::vector<SeriesPoint
 struct HeadClassCounts {
   int64_t local = 0, slow_decay = 0, uniform = 0;
 };
-HeadClassCounts headClassCounts(const nlohmann::json& summary);
+HeadClassCounts headClassCounts(const RunSummary& summary);
 
 }  // namespace posgeom::report
