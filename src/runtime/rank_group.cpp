@@ -36,6 +36,7 @@ namespace {
 
 using Milliseconds = std::chrono::milliseconds;
 constexpr Milliseconds kPoll{50};
+constexpr const char* kAnyFailedKey = "failed/any";  // set beside a failed rank's word: one check a collective
 constexpr Milliseconds kWordGrace{3000};  // how long a survivor waits for a failed rank's word
 constexpr Milliseconds kJoinMargin{2000};  // past the timeout, a rendezvous that did not answer is given up
 constexpr int64_t kMostRanksJoined = int64_t{1} << 31;  // more is not a count of ranks but another protocol's bytes
@@ -302,6 +303,10 @@ struct RankGroup::Impl {
   void collective(const char* what, Call call) {
     if (failed) throw RankFailed("rank " + std::to_string(launch.rank) + ": the group already failed", kRankLostExitCode);
     try {
+      // A rank that failed has said so: a collective with it would only wait until the
+      // backend notices, which need not be at once (a reset peer's connections may stay
+      // open), and rank 0, serving the store, may be gone by then.
+      if (has(kAnyFailedKey)) throw std::runtime_error("a rank announced its failure");
 #ifdef POSGEOM_HAVE_NCCL
       if (nccl) {
         call(*nccl)->wait();
@@ -440,6 +445,7 @@ void RankGroup::announceFailure(int exit_code, const std::string& message) noexc
   impl.failed = true;
   try {
     impl.store->set(impl.key("failed", rank()), asBytes(std::to_string(exit_code) + "\n" + firstLine(message)));
+    impl.store->set(kAnyFailedKey, asBytes(std::to_string(rank())));
     impl.has(impl.key("failed", rank()));  // a round trip: the word is in before the connections close
 #ifdef POSGEOM_HAVE_GLOO
     impl.gloo.reset();
