@@ -54,28 +54,28 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   addTypedOption(sub, "--shard", o->shard, [](const std::string& s) { return pass::parseShard(s); },
                  "i/n: process every n-th window, starting at i");
   sub->add_flag("--heads", o->heads, "positional kernels, ETC and class of every attention head");
-  sub->add_option("--kernel-skip", o->kernel_skip, "keys before this position are outside the kernels (>= 0, below the window)")
+  sub->add_option("--kernel-skip", o->head_options.kernel_skip, "keys before this position are outside the kernels (>= 0, below the window)")
       ->check(atLeast(0))
       ->capture_default_str();
-  addTypedOption(sub, "--kernel-query", o->kernel_query, heads::parseQueryMode,
+  addTypedOption(sub, "--kernel-query", o->head_options.query, heads::parseQueryMode,
                  "kernel queries: sampled (from the corpus, averaged) or mean (embedding) (default sampled)");
   sub->add_option("--head-samples", o->caps.attention_samples,
                   "sequences whose attention inputs feed the sampled kernels, QK decomposition and sparsity (>= 1)")
       ->check(atLeast(1))
       ->capture_default_str();
-  addTypedOption(sub, "--qk-heads", o->qk_heads, heads::parseHeadList,
+  addTypedOption(sub, "--qk-heads", o->head_options.qk_maps, heads::parseHeadList,
                  "BLOCK.HEAD,...: heads (0-based block, as in 'Head 5.1') whose QK decomposition maps and W_QK in the "
                  "positional basis the report shows");
-  sub->add_flag("--save-kernels", o->save_kernels,
+  sub->add_flag("--save-kernels", o->head_options.keep_kernels,
                 "with --heads: every head's kernel at every query into kernels_B<b>.safetensors ([heads, T, T] float32, "
                 "8 T^2 bytes a head)");
   sub->add_flag("--neurons", o->neurons,
                 "with --heads: block 0's contextual neurons from the weights (neurons.csv; GPT-2, BERT, RoBERTa, Llama-style)");
-  sub->add_option("--contextual-below", o->contextual_cv,
+  sub->add_option("--contextual-below", o->head_options.contextual_cv,
                   "a broad head is contextual when its softmax denominator's CV is below this")
       ->capture_default_str();
-  sub->add_option("--local-below", o->local_threshold, "a head is local when ETC/keys is below this")->capture_default_str();
-  sub->add_option("--uniform-above", o->uniform_threshold, "a head is uniform when ETC/keys is above this")->capture_default_str();
+  sub->add_option("--local-below", o->head_options.thresholds.local, "a head is local when ETC/keys is below this")->capture_default_str();
+  sub->add_option("--uniform-above", o->head_options.thresholds.uniform, "a head is uniform when ETC/keys is above this")->capture_default_str();
   sub->add_option("--text-field", o->corpus.text.text_field, "JSON Lines text field")->capture_default_str();
   sub->add_option("--label-field", o->corpus.text.label_field, "JSON Lines label field");
   sub->add_option("--token-dtype", o->corpus.token_dtype, "dtype of a .bin corpus (uint16, uint32)");

@@ -7,12 +7,14 @@
 #include "posgeom/anova/state_file.h"
 #include "posgeom/base/environment.h"
 #include "posgeom/base/error.h"
+#include "posgeom/jobs/default_corpus.h"
 #include "posgeom/jobs/output_directory.h"
 #include "posgeom/jobs/report_writer.h"
 #include "posgeom/pass/activations_pass.h"
 #include "posgeom/pass/analysis_run.h"
 #include "posgeom/pass/plan.h"
 #include "posgeom/report/neuron_tables.h"
+#include "posgeom/report/summary_keys.h"
 #include "posgeom/runtime/rank_group.h"
 
 namespace posgeom::jobs {
@@ -38,7 +40,7 @@ pass::RunControl runControl(const pass::AnalyzeOptions& o, const OutputDirectory
 ReportExtras neuronExtras(const pass::AnalysisRun& run) {
   ReportExtras extras;
   if (!run.neurons) return extras;
-  extras.summary["neurons"] = report::neuronsJson(*run.neurons, run.token_names);
+  extras.summary[report::keys::kNeurons] = report::neuronsJson(*run.neurons, run.token_names);
   extras.files.emplace_back("neurons.csv", report::neuronsCsv(*run.neurons, run.token_names));
   return extras;
 }
@@ -60,8 +62,8 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
     spdlog::info("no --model: using the bundled default model {}", o.model);
   }
   if (!from_activations && o.corpus.path.empty()) {
-    o.corpus.path = kDefaultCorpus;
-    spdlog::info("no --corpus: using {}", kDefaultCorpus);
+    o.corpus.path = defaultCorpus().string();
+    spdlog::info("no --corpus: using {}", o.corpus.path);
   }
   pass::validateOptions(o);  // before the long part
   if (!o.resume.empty()) o.out = o.resume;

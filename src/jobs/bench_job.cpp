@@ -19,6 +19,7 @@
 #include "posgeom/io/output_file.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/bench_rounds.h"
+#include "posgeom/jobs/default_corpus.h"
 #include "posgeom/metrics/moment_solver.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/flops.h"
@@ -125,7 +126,7 @@ double measureTokenizer(const fs::path& model_dir, int64_t seq_len, std::string&
     tokenizer = tokenize::loadTokenizer(defaultModelDir());
   }
   corpus::CorpusOptions corpus;
-  corpus.path = kDefaultCorpus;
+  corpus.path = defaultCorpus().string();
   source = tokenizer->describe() + " on " + corpus.path;
   const auto start = Clock::now();
   auto stream = corpus::openCorpus(corpus, tokenizer.get(), tokenizer->vocabSize());

@@ -91,7 +91,7 @@ void runEndStages(AnalysisRun& run, const AnalysisPass& pass, const AnalyzeOptio
   const auto ids = sampledWindowIds(corpus, tokenizer, plan.config.vocab_size, all_windows, run.state);
   run.neurons = analyzeNeurons(pass.model(), run.state, first_block, ids, {10, 0.8, plan.heads->kernel_skip});
   run.token_names = tokenize::readTokenNames(o.tokenizer.empty() ? plan.model_dir : o.tokenizer);
-  if (!o.save_kernels)  // kept for the neurons only
+  if (!o.head_options.keep_kernels)  // kept for the neurons only
     for (auto& h : run.head_reports) h.kernel.resize(0, 0), h.mean_query_kernel.resize(0, 0);
   run.state.settings["timings"]["neurons_s"] = secondsSince(start);
 }

@@ -1,6 +1,5 @@
 #include "posgeom/pass/heads_stage.h"
 
-
 #include <chrono>
 
 #include "posgeom/anova/accumulator.h"
@@ -10,14 +9,23 @@
 #include "pass_model.h"
 
 namespace posgeom::pass {
+namespace {
+
+// The numbers a state records of the heads options, each key beside its field: written
+// and read back from this one list.
+template <typename Options, typename Visit>
+void forEachHeadNumber(Options& o, Visit visit) {
+  visit("kernel_skip", o.kernel_skip);
+  visit("local_below", o.thresholds.local);
+  visit("uniform_above", o.thresholds.uniform);
+  visit("contextual_cv_below", o.contextual_cv);
+}
+
+}  // namespace
 
 nlohmann::json headSettingsJson(const heads::HeadOptions& o, int64_t samples) {
-  nlohmann::json s{{"kernel_skip", o.kernel_skip},
-                   {"query", heads::queryModeName(o.query)},
-                   {"samples", samples},
-                   {"local_below", o.thresholds.local},
-                   {"uniform_above", o.thresholds.uniform},
-                   {"contextual_cv_below", o.contextual_cv}};
+  nlohmann::json s{{"query", heads::queryModeName(o.query)}, {"samples", samples}};
+  forEachHeadNumber(o, [&s](const char* key, const auto& value) { s[key] = value; });
   if (o.repeat_period > 0) s["repeat_period"] = o.repeat_period;
   return s;
 }
@@ -25,11 +33,8 @@ nlohmann::json headSettingsJson(const heads::HeadOptions& o, int64_t samples) {
 heads::HeadOptions headOptionsFromSettings(const nlohmann::json& settings, const heads::HeadOptions& defaults) {
   heads::HeadOptions o = defaults;
   if (!settings.is_object()) return o;
-  o.kernel_skip = settings.value("kernel_skip", o.kernel_skip);
+  forEachHeadNumber(o, [&settings](const char* key, auto& value) { value = settings.value(key, value); });
   o.query = heads::parseQueryMode(settings.value("query", heads::queryModeName(o.query)));
-  o.thresholds.local = settings.value("local_below", o.thresholds.local);
-  o.thresholds.uniform = settings.value("uniform_above", o.thresholds.uniform);
-  o.contextual_cv = settings.value("contextual_cv_below", o.contextual_cv);
   o.repeat_period = settings.value("repeat_period", o.repeat_period);
   return o;
 }

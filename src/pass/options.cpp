@@ -80,7 +80,7 @@ void validateOptions(const AnalyzeOptions& o) {
   if (o.dist_timeout_s < 1) throw InputError("--dist-timeout", "must be at least 1 second");
   if (o.heads && !o.activations.empty()) throw InputError("--heads", "needs the model (--model), not --activations");
   if (o.heads) headOptionsOf(o);
-  if (o.save_kernels && !o.heads) throw InputError("--save-kernels", "saves the kernels of --heads: add --heads");
+  if (o.head_options.keep_kernels && !o.heads) throw InputError("--save-kernels", "saves the kernels of --heads: add --heads");
   if (o.neurons && !o.heads) throw InputError("--neurons", "reads the kernels of --heads: add --heads");
   if (o.neurons && o.corpus.path == "-")
     throw InputError("--neurons", "reads the sampled windows again: the corpus must be files or generated, not standard input");
@@ -89,25 +89,19 @@ void validateOptions(const AnalyzeOptions& o) {
 }
 
 heads::HeadOptions headOptionsOf(const AnalyzeOptions& options) {
-  if (options.kernel_skip < 0) throw InputError("--kernel-skip", "must not be negative");
+  heads::HeadOptions o = options.head_options;
+  if (o.kernel_skip < 0) throw InputError("--kernel-skip", "must not be negative");
   if (options.caps.attention_samples < 1) throw InputError("--head-samples", "must be at least 1");
   // ETC / keys lies in [0, 1]; a head below --local-below is local, above --uniform-above uniform.
-  for (const auto& [name, value] : {std::pair<const char*, double>{"--local-below", options.local_threshold},
-                                    {"--uniform-above", options.uniform_threshold}})
+  for (const auto& [name, value] : {std::pair<const char*, double>{"--local-below", o.thresholds.local},
+                                    {"--uniform-above", o.thresholds.uniform}})
     if (!(value >= 0 && value <= 1)) throw InputError(name, "must lie in [0, 1] (it bounds ETC / keys), not " + formatNumber(value));
-  if (options.local_threshold > options.uniform_threshold)
-    throw InputError("--local-below", formatNumber(options.local_threshold) + " is above --uniform-above " +
-                                          formatNumber(options.uniform_threshold) + ": a head would be local and uniform at once");
-  if (!(options.contextual_cv >= 0)) throw InputError("--contextual-below", "must not be negative");
-  heads::HeadOptions o;
-  o.query = options.kernel_query;
-  o.kernel_skip = options.kernel_skip;
-  o.thresholds = {options.local_threshold, options.uniform_threshold};
-  o.contextual_cv = options.contextual_cv;
+  if (o.thresholds.local > o.thresholds.uniform)
+    throw InputError("--local-below", formatNumber(o.thresholds.local) + " is above --uniform-above " +
+                                          formatNumber(o.thresholds.uniform) + ": a head would be local and uniform at once");
+  if (!(o.contextual_cv >= 0)) throw InputError("--contextual-below", "must not be negative");
   o.subspace_k = options.report.screenot_k;
   o.subspace_strategy = options.report.screenot_strategy;
-  o.qk_maps = options.qk_heads;
-  o.keep_kernels = options.save_kernels;
   o.keep_first_block_kernels = options.neurons;
   return o;
 }

@@ -145,8 +145,8 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   if (o.report.lowfreq_k != 0 && (o.report.lowfreq_k < 1 || o.report.lowfreq_k > positions))
     throw InputError("--lowfreq-k", std::to_string(o.report.lowfreq_k) + " is outside 1.." + std::to_string(positions) +
                                         " (the positions of a window after --skip-first)");
-  if (o.heads && o.kernel_skip >= pass.seq_len)
-    throw InputError("--kernel-skip", std::to_string(o.kernel_skip) + " leaves no keys in windows of " +
+  if (o.heads && o.head_options.kernel_skip >= pass.seq_len)
+    throw InputError("--kernel-skip", std::to_string(o.head_options.kernel_skip) + " leaves no keys in windows of " +
                                           std::to_string(pass.seq_len) + " (at most " + std::to_string(pass.seq_len - 1) + ")");
 
   auto& a = pass.accumulator;

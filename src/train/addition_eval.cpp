@@ -45,7 +45,7 @@ void requireAdditionSymbols(const fs::path& model_dir, const tokenize::Tokenizer
 }  // namespace
 
 std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& model_dir, int64_t max_digits, int64_t samples,
-                                               uint64_t seed, const std::string& device) {
+                                               uint64_t seed, const runtime::DeviceSpec& device) {
   if (max_digits < 1 || max_digits > 18 || samples < 1) throw InputError("eval-addition", "needs 1 <= --max-digits <= 18 and --samples >= 1");
   std::unique_ptr<tokenize::Tokenizer> tokenizer;
   if (std::filesystem::is_directory(model_dir)) {  // else the model's loader says what is wrong
@@ -53,7 +53,7 @@ std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& mode
     tokenizer = tokenize::loadTokenizer(model_dir);
     requireAdditionSymbols(model_dir, *tokenizer);
   }
-  const auto loaded = model::loadModel(model_dir, model::Numerics::parse("float32", device));
+  const auto loaded = model::loadModel(model_dir, model::Numerics::of(runtime::ComputeDtype::kFloat32, device));
   if (!tokenizer) tokenizer = tokenize::loadTokenizer(model_dir);
   auto encode = [&](const std::string& text) {
     tokenize::EncodeStats stats;

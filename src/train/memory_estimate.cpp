@@ -21,8 +21,8 @@ constexpr long double kValuesPerTokenAndWidth = 20;
 // Scores, probabilities and their gradient (or the dropout mask) per attention entry.
 constexpr long double kAttentionCopies = 3;
 
-std::optional<long double> availableFor(const std::string& device) {
-  if (device.rfind("cuda", 0) == 0) {
+std::optional<long double> availableFor(const runtime::DeviceSpec& device) {
+  if (device.isCuda()) {
     const auto memory = runtime::cudaMemory();
     return memory ? std::optional<long double>(static_cast<long double>(memory->free)) : std::nullopt;
   }
@@ -49,7 +49,7 @@ TrainingMemory estimateTrainingMemory(const TrainConfig& c, int64_t vocab) {
   return m;
 }
 
-void requireTrainingMemory(const TrainConfig& c, int64_t vocab, const std::string& device) {
+void requireTrainingMemory(const TrainConfig& c, int64_t vocab, const runtime::DeviceSpec& device) {
   const auto m = estimateTrainingMemory(c, vocab);
   const auto available = availableFor(device);
   const long double limit = available ? std::min(*available, kBeyondAnyMachine) : kBeyondAnyMachine;

@@ -210,7 +210,7 @@ int64_t checkResumable(const TrainConfig& c, const fs::path& path, const std::st
 class Trainer {
  public:
   Trainer(const TrainConfig& c, const TrainOptions& o, std::string corpus_digest)
-      : c_(c), numerics_(model::Numerics::parse("float32", o.device)), data_(openTrainingData(c.data)), data_description_(data_->describe()),
+      : c_(c), numerics_(model::Numerics::of(runtime::ComputeDtype::kFloat32, o.device)), data_(openTrainingData(c.data)), data_description_(data_->describe()),
         arch_(model::architectureFor(kTrainedArchitecture, "train")), config_(modelConfig(arch_, c, data_->vocabSize())),
         corpus_digest_(std::move(corpus_digest)), force_(o.force) {
     requireTrainingMemory(c_, data_->vocabSize(), o.device);

@@ -152,5 +152,22 @@ TEST(TrainCommand, AStopAfterNotPastTheCheckpointIsRefusedBeforeAnythingIsWritte
   EXPECT_EQ(runPosgeom(train(config, s / "o", {"--resume", "--stop-after", "11"})).exit_code, 0);
 }
 
+// --device is parsed with the arguments, as analyze's: its words, before anything is read.
+TEST(TrainCommand, ABadDeviceIsRefusedAsAnalyzeRefusesIt) {
+  ScratchDir s;
+  const auto config = tinyTrainConfig(s, 2);
+  const auto model = (fs::path(POSGEOM_SOURCE_DIR) / "models/default").string();
+  const std::string said = "posgeom: error: --device: 'tpu' is not a device (use cpu, cuda or cuda:N) (see --help)\n";
+  for (const auto& args : {train(config, s / "o", {"--device", "tpu"}),
+                           std::vector<std::string>{"eval-addition", "--model", model, "--device", "tpu", "--out", (s / "e.csv").string()},
+                           std::vector<std::string>{"analyze", "--device", "tpu"}}) {
+    const auto refused = runPosgeom(args);
+    EXPECT_EQ(refused.exit_code, 2) << args[0];
+    EXPECT_EQ(refused.err, said) << args[0];
+  }
+  EXPECT_FALSE(fs::exists(s / "o"));
+  EXPECT_FALSE(fs::exists(s / "e.csv"));
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 fs::path headsReport(const ScratchDir& s, const std::string& model, const std::string& query = "sampled",
                      const std::vector<std::pair<int64_t, int64_t>>& qk_heads = {}, const std::string& corpus = "random") {
   pass::AnalyzeOptions job;
-  job.qk_heads = qk_heads;
-  job.kernel_query = heads::parseQueryMode(query);
+  job.head_options.qk_maps = qk_heads;
+  job.head_options.query = heads::parseQueryMode(query);
   job.model = fs::is_directory(model) ? model : (sharedDir() / "fixtures/models" / model).string();
   job.corpus.path = corpus;
   job.num_seqs = 12;
@@ -117,8 +117,8 @@ TEST(Heads, KernelEqualsTheModelsAttentionWhereContentIsConstant) {
     job.num_seqs = 6;
     job.seq_len = t;
     job.heads = true;
-    job.kernel_skip = 0;
-    job.kernel_query = heads::parseQueryMode(query);
+    job.head_options.kernel_skip = 0;
+    job.head_options.query = heads::parseQueryMode(query);
     job.report.screenot_k = 3;
     job.out = s / query;
     jobs::runAnalyzeJob(job);
@@ -400,9 +400,9 @@ TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
   job.num_seqs = 4;
   job.seq_len = t;
   job.heads = true;
-  job.kernel_skip = 0;
+  job.head_options.kernel_skip = 0;
   job.report.screenot_k = 3;
-  job.save_kernels = true;
+  job.head_options.keep_kernels = true;
   job.out = s / "report";
   jobs::runAnalyzeJob(job);
   int64_t blocks = 0;
@@ -441,6 +441,37 @@ INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
                          });
+
+// What a state records of the heads options reads back as the same options (a merge
+// analyses the heads as the run did); keys it lacks keep the defaults given.
+TEST(HeadSettings, RecordedAndReadBackAsTheRunHadThem) {
+  heads::HeadOptions o;
+  o.kernel_skip = 3;
+  o.query = heads::QueryMode::kMeanEmbedding;
+  o.thresholds = {0.05, 0.7};
+  o.contextual_cv = 0.3;
+  o.repeat_period = 21;
+  const auto recorded = pass::headSettingsJson(o, 4);
+  EXPECT_EQ(recorded, nlohmann::json::parse(R"({"kernel_skip": 3, "query": "mean", "samples": 4, "local_below": 0.05,
+                                                "uniform_above": 0.7, "contextual_cv_below": 0.3, "repeat_period": 21})"));
+  EXPECT_TRUE(recorded["kernel_skip"].is_number_integer());
+  heads::HeadOptions defaults;
+  defaults.subspace_k = 7;
+  const auto back = pass::headOptionsFromSettings(recorded, defaults);
+  EXPECT_EQ(back.kernel_skip, 3);
+  EXPECT_EQ(back.query, heads::QueryMode::kMeanEmbedding);
+  EXPECT_EQ(back.thresholds.local, 0.05);
+  EXPECT_EQ(back.thresholds.uniform, 0.7);
+  EXPECT_EQ(back.contextual_cv, 0.3);
+  EXPECT_EQ(back.repeat_period, 21);
+  EXPECT_EQ(back.subspace_k, 7);
+  EXPECT_FALSE(pass::headSettingsJson(defaults, 4).contains("repeat_period"));
+  const auto sparse = pass::headOptionsFromSettings(nlohmann::json{{"kernel_skip", 2}}, defaults);
+  EXPECT_EQ(sparse.kernel_skip, 2);
+  EXPECT_EQ(sparse.thresholds.uniform, defaults.thresholds.uniform);
+  EXPECT_EQ(sparse.contextual_cv, defaults.contextual_cv);
+  EXPECT_EQ(pass::headOptionsFromSettings(nullptr, defaults).kernel_skip, defaults.kernel_skip);
+}
 
 }  // namespace
 }  // namespace posgeom::testing

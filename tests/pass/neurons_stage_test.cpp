@@ -60,7 +60,7 @@ TEST(NeuronsStage, PlantedContextualNeuronIsFoundFirst) {
   job.caps.attention_samples = 24;
   job.heads = true;
   job.neurons = true;
-  job.kernel_skip = 0;  // the prediction over every key the model attends to
+  job.head_options.kernel_skip = 0;  // the prediction over every key the model attends to
   job.report.screenot_k = 3;
   job.out = s / "report";
   jobs::runAnalyzeJob(job);

@@ -39,20 +39,26 @@ TEST(Options, LayerSelectionIsJudgedAgainstTheModelLater) {
 }
 
 TEST(Options, ValidationNamesTheOption) {
+  {
+    pass::AnalyzeOptions o;
+    EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "");
+    o.batch_size = -1;
+    EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--batch-size: must not be negative");
+  }
+  {
+    pass::AnalyzeOptions o;
+    o.heads = true;
+    o.head_options.kernel_skip = -1;
+    EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--kernel-skip: must not be negative");
+  }
+  {
+    pass::AnalyzeOptions o;
+    o.heads = true;
+    o.activations = "h.safetensors";
+    EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--heads: needs the model (--model), not --activations");
+  }
   pass::AnalyzeOptions o;
-  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "");
-  o.batch_size = -1;
-  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--batch-size: must not be negative");
-  o = {};
-  o.heads = true;
-  o.kernel_skip = -1;
-  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--kernel-skip: must not be negative");
-  o = {};
-  o.heads = true;
-  o.activations = "h.safetensors";
-  EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--heads: needs the model (--model), not --activations");
-  o = {};
-  o.save_kernels = true;
+  o.head_options.keep_kernels = true;
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--save-kernels: saves the kernels of --heads: add --heads");
   o.heads = true;
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "");
@@ -66,28 +72,28 @@ TEST(Options, ContradictoryOrNegativeValuesAreRefused) {
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--windows-per-document: must not be negative (got -3; 0: no limit)");
   o = pass::AnalyzeOptions();
   o.heads = true;
-  o.local_threshold = 0.9;
-  o.uniform_threshold = 0.1;
+  o.head_options.thresholds.local = 0.9;
+  o.head_options.thresholds.uniform = 0.1;
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }),
             "--local-below: 0.9 is above --uniform-above 0.1: a head would be local and uniform at once");
-  o.uniform_threshold = 1.5;
+  o.head_options.thresholds.uniform = 1.5;
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--uniform-above: must lie in [0, 1] (it bounds ETC / keys), not 1.5");
-  o.uniform_threshold = 0.9;  // equal bounds leave no slow-decay heads, but contradict nothing
+  o.head_options.thresholds.uniform = 0.9;  // equal bounds leave no slow-decay heads, but contradict nothing
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "");
-  o.contextual_cv = -0.1;
+  o.head_options.contextual_cv = -0.1;
   EXPECT_EQ(errorOf([&] { pass::validateOptions(o); }), "--contextual-below: must not be negative");
 }
 
 TEST(Options, HeadOptionsCarryEveryHeadsSetting) {
   pass::AnalyzeOptions o;
-  o.kernel_query = heads::QueryMode::kMeanEmbedding;
-  o.kernel_skip = 3;
-  o.local_threshold = 0.05;
-  o.uniform_threshold = 0.7;
-  o.contextual_cv = 0.3;
+  o.head_options.query = heads::QueryMode::kMeanEmbedding;
+  o.head_options.kernel_skip = 3;
+  o.head_options.thresholds.local = 0.05;
+  o.head_options.thresholds.uniform = 0.7;
+  o.head_options.contextual_cv = 0.3;
   o.report.screenot_k = 7;
   o.report.screenot_strategy = metrics::ScreeNotStrategy::kWinsorize;
-  o.qk_heads = heads::parseHeadList("0.1,4.2");
+  o.head_options.qk_maps = heads::parseHeadList("0.1,4.2");
   const auto h = pass::headOptionsOf(o);
   EXPECT_EQ(h.query, heads::QueryMode::kMeanEmbedding);
   EXPECT_EQ(h.kernel_skip, 3);

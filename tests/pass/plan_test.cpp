@@ -47,7 +47,7 @@ TEST(Plan, ResolvesEverySettingFromTheOptionsAndTheConfig) {
   o.seed = 9;
   o.skip_first = 2;
   o.heads = true;
-  o.qk_heads = heads::parseHeadList("2.3");
+  o.head_options.qk_maps = heads::parseHeadList("2.3");
   const auto plan = pass::planPass(o, dir, model::loadModelConfig(dir));
   EXPECT_EQ(plan.pass.seq_len, 32);
   EXPECT_EQ(plan.pass.accumulator.layers, (std::set<int64_t>{1, 3}));
@@ -139,15 +139,15 @@ TEST(Plan, QkHeadsAreNamedByTheirZeroBasedBlock) {
   const auto dir = smallModel(s);
   auto o = shortWindows();
   o.heads = true;
-  o.qk_heads = heads::parseHeadList("0.0,2.3");  // blocks 0 and 2: valid now, 0.H was not before
+  o.head_options.qk_maps = heads::parseHeadList("0.0,2.3");  // blocks 0 and 2: valid now, 0.H was not before
   EXPECT_EQ(planError(o, dir), "");
-  o.qk_heads = heads::parseHeadList("3.0");  // the old name of block 2's head 0
+  o.head_options.qk_maps = heads::parseHeadList("3.0");  // the old name of block 2's head 0
   const auto old_name = planError(o, dir);
   EXPECT_NE(old_name.find("3.0 names no block: the model's blocks are 0..2"), std::string::npos) << old_name;
   EXPECT_NE(old_name.find("0-based block"), std::string::npos);
-  o.qk_heads = heads::parseHeadList("1.4");
+  o.head_options.qk_maps = heads::parseHeadList("1.4");
   EXPECT_NE(planError(o, dir).find("1.4 names no head"), std::string::npos);
-  o.qk_heads = heads::parseHeadList("1.0");
+  o.head_options.qk_maps = heads::parseHeadList("1.0");
   o.layers = pass::parseLayerSelection("0,1");  // block 1 writes hidden.2, not selected
   EXPECT_NE(planError(o, dir).find("1.0 is not analysed: block 1 writes hidden.2"), std::string::npos);
 }

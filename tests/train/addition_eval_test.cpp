@@ -20,7 +20,7 @@ TEST(AdditionEval, AccuracyByLengthAndPositionLimits) {
   c.run.eval_batches = 1;
   c.run.out = s / "add";
   train::runTraining(c, {});
-  const auto rows = train::evaluateAddition(s / "add", 4, 5, 1, "cpu");
+  const auto rows = train::evaluateAddition(s / "add", 4, 5, 1, runtime::DeviceSpec{});
   ASSERT_EQ(rows.size(), 4u);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].digits, static_cast<int64_t>(i + 1));
@@ -28,12 +28,12 @@ TEST(AdditionEval, AccuracyByLengthAndPositionLimits) {
     EXPECT_LE(rows[i].correct, 5);
   }
   // 18-digit operands need 1 + 18 + 1 + 18 + 1 prompt positions and 20 more: beyond 40.
-  EXPECT_THROW(train::evaluateAddition(s / "add", 18, 1, 1, "cpu"), InputError);
+  EXPECT_THROW(train::evaluateAddition(s / "add", 18, 1, 1, runtime::DeviceSpec{}), InputError);
 }
 
 std::string refusal(const std::filesystem::path& model) {
   try {
-    train::evaluateAddition(model, 2, 1, 1, "cpu");
+    train::evaluateAddition(model, 2, 1, 1, runtime::DeviceSpec{});
   } catch (const InputError& e) {
     return e.what();
   }

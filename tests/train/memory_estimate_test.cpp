@@ -11,7 +11,7 @@ namespace fs = std::filesystem;
 
 std::string refusal(const train::TrainConfig& c) {
   try {
-    train::requireTrainingMemory(c, 256, "cpu");
+    train::requireTrainingMemory(c, 256, runtime::DeviceSpec{});
   } catch (const InputError& e) {
     return e.what();
   }

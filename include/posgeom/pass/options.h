@@ -73,13 +73,10 @@ struct AnalyzeOptions {
   std::optional<Shard> shard;
   bool second_moment = true;
   bool heads = false;                    // positional kernels of every head of the selected blocks
-  int64_t kernel_skip = 5;               // keys before this position are outside the kernels' softmax
-  heads::QueryMode kernel_query = heads::QueryMode::kSampled;
-  double local_threshold = 0.1;          // ETC / keys below: local
-  double uniform_threshold = 0.5;        // ETC / keys above: uniform
-  double contextual_cv = 0.2;            // not local and denominator CV below: contextual
-  std::vector<std::pair<int64_t, int64_t>> qk_heads;  // (block, head): heads whose QK maps go into the report
-  bool save_kernels = false;  // every head's [T, T] kernels into kernels_B<b>.safetensors
+  // As given: query, kernel_skip, thresholds, contextual_cv, qk_maps (--qk-heads) and
+  // keep_kernels (--save-kernels, into kernels_B<b>.safetensors). The subspace bound comes
+  // from `report`, the repeat period from the plan: headOptionsOf fills them in.
+  heads::HeadOptions head_options;
   bool neurons = false;       // block 0's contextual neurons (heads::analyzeNeurons) into neurons.csv
   anova::SampleCaps caps;
   ReportOptions report;
@@ -99,7 +96,8 @@ struct AnalyzeOptions {
 // Throws InputError naming the option.
 void validateOptions(const AnalyzeOptions& options);
 
-// The heads analysis as asked (thresholds, query mode, subspace bound from the report options).
+// The heads analysis as asked, judged: head_options with the subspace bound of the report
+// options and block 0's kernels kept for --neurons.
 heads::HeadOptions headOptionsOf(const AnalyzeOptions& options);
 
 }  // namespace posgeom::pass

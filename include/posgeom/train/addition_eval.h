@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "posgeom/runtime/device.h"
+
 namespace posgeom::train {
 
 struct AdditionAccuracy {
@@ -18,7 +20,7 @@ struct AdditionAccuracy {
 
 // Greedy decoding of "\na+b=" for `samples` random problems per length 1..max_digits.
 std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& model_dir, int64_t max_digits, int64_t samples,
-                                               uint64_t seed, const std::string& device);
+                                               uint64_t seed, const runtime::DeviceSpec& device);
 
 // The rows as an aligned table ("digits  accuracy") and as CSV (digits,samples,correct,accuracy).
 std::string additionTable(const std::vector<AdditionAccuracy>& rows);

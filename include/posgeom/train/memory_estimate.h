@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "posgeom/runtime/device.h"
 #include "posgeom/train/train_config.h"
 
 namespace posgeom::train {
@@ -25,6 +26,6 @@ TrainingMemory estimateTrainingMemory(const TrainConfig& c, int64_t vocab);
 // InputError naming the config file and the keys that decide the size when the estimate
 // exceeds what `device` can give (or 2^62 bytes, more than any machine, where that cannot
 // be told).
-void requireTrainingMemory(const TrainConfig& c, int64_t vocab, const std::string& device);
+void requireTrainingMemory(const TrainConfig& c, int64_t vocab, const runtime::DeviceSpec& device);
 
 }  // namespace posgeom::train

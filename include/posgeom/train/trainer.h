@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "posgeom/runtime/device.h"
 #include "posgeom/train/train_config.h"
 
 namespace posgeom::train {
@@ -14,7 +15,7 @@ namespace posgeom::train {
 struct TrainOptions {
   bool resume = false;       // continue from <out>/checkpoint.safetensors
   bool force = false;        // replace the training run in <out> (never a directory holding anything else)
-  std::string device = "cpu";
+  runtime::DeviceSpec device;  // cpu by default
   int64_t stop_after = 0;    // > 0: stop (with a checkpoint) after this many steps, schedule unchanged
 };
 
