@@ -9,6 +9,7 @@
 
 #include "posgeom/runtime/device.h"
 #include "posgeom/train/train_config.h"
+#include "posgeom/train/training_log.h"
 
 namespace posgeom::train {
 
@@ -20,13 +21,6 @@ struct TrainOptions {
 };
 
 // One line of train_log.csv.
-struct LogRow {
-  int64_t step = 0;
-  double learning_rate = 0;
-  double train_loss = 0;
-  std::optional<double> validation_loss;  // at the steps evaluated only
-};
-
 // The validation loss of the last step evaluated; none before the first evaluation.
 std::optional<double> lastValidationLoss(const std::vector<LogRow>& log);
 
