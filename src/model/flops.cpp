@@ -9,11 +9,18 @@ int64_t productParameters(const std::vector<TensorSpec>& specs) {
   return n;
 }
 
+double activeProductParameters(const std::vector<TensorSpec>& specs) {
+  double n = 0;
+  for (const auto& s : specs)
+    if (s.use == TensorSpec::Use::kProduct && s.shape.size() == 2) n += static_cast<double>(s.numel()) * s.active_share;
+  return n;
+}
+
 double forwardFlopsPerToken(const ModelConfig& config, const std::vector<TensorSpec>& specs, int64_t seq_len,
                             bool causal) {
   const double keys = causal ? (static_cast<double>(seq_len) + 1.0) / 2.0 : static_cast<double>(seq_len);
   const double attention = 4.0 * static_cast<double>(config.num_heads * config.headDim()) * keys;
-  return 2.0 * static_cast<double>(productParameters(specs)) + static_cast<double>(config.num_layers) * attention;
+  return 2.0 * activeProductParameters(specs) + static_cast<double>(config.num_layers) * attention;
 }
 
 }  // namespace posgeom::model

@@ -1,6 +1,7 @@
 #include "posgeom/model/flops.h"
 
 #include "posgeom/model/random_checkpoint.h"
+#include "posgeom/model/tensor_specs.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -35,6 +36,23 @@ TEST(Flops, Gpt2SmallByHand) {
                    2.0 * 12 * per_block + 12 * 4.0 * 768 * 256.5);
   EXPECT_DOUBLE_EQ(model::forwardFlopsPerToken(c, arch.tensors(c), 512, false),
                    2.0 * 12 * per_block + 12 * 4.0 * 768 * 512);
+}
+
+// A mixture holds every expert but routes each token to top_k of them: the parameters
+// count all, the FLOPs a token's share.
+TEST(Flops, AnExpertCountsByTheShareOfTokensRoutedToIt) {
+  model::ModelConfig c;
+  c.num_layers = 1;
+  c.num_heads = 1;
+  c.hidden_size = 8;
+  model::TensorSpecs s;
+  s.weight("attn", {8, 8});
+  for (int e = 0; e < 4; ++e) s.expert("expert." + std::to_string(e), {8, 16}, 2.0 / 4.0);  // top 2 of 4
+  s.weight("router", {4, 8});
+  const auto specs = s.take();
+  EXPECT_EQ(model::productParameters(specs), 64 + 4 * 128 + 32);
+  EXPECT_DOUBLE_EQ(model::activeProductParameters(specs), 64 + 2 * 128 + 32);
+  EXPECT_DOUBLE_EQ(model::forwardFlopsPerToken(c, specs, 1, true), 2.0 * (64 + 2 * 128 + 32) + 4.0 * 8 * 1);
 }
 
 TEST(Flops, GroupedQueryLlamaCountsItsSmallerKeyAndValueMaps) {

@@ -31,6 +31,9 @@ struct TensorSpec {
   Use use = Use::kProduct;
   // An LM head that tie_word_embeddings makes the token embedding: not loaded even when stored.
   bool tied = false;
+  // The share of tokens a kProduct tensor multiplies: 1, or for an expert of a mixture its
+  // router's top_k / experts. Every expert is held in memory; FLOPs count the active ones.
+  double active_share = 1.0;
 
   int64_t numel() const {
     int64_t n = 1;

@@ -9,10 +9,12 @@
 
 namespace posgeom::model {
 
-// Parameters that multiply every token's activations (kProduct matrices): 2 FLOPs each.
+// Parameters of the kProduct matrices: what multiplies tokens' activations, all experts held.
 int64_t productParameters(const std::vector<TensorSpec>& specs);
+// The same parameters as a token meets them, 2 FLOPs each: an expert counts by its share.
+double activeProductParameters(const std::vector<TensorSpec>& specs);
 
-// 2 x productParameters, plus the attention products (q k^T and p v: 4 x heads x head_dim
+// 2 x activeProductParameters, plus the attention products (q k^T and p v: 4 x heads x head_dim
 // per visible key and layer). A causal query at position n sees n + 1 keys, (T + 1) / 2 on
 // average; a bidirectional one sees T. Embedding lookups, norms and activations are
 // not counted; nor is the LM head, which the analysis does not run.

@@ -18,6 +18,12 @@ class TensorSpecs {
     add(prefix + ".weight", {size}, TensorSpec::Init::kOnes);
     return with_bias ? bias(prefix + ".bias", size) : *this;
   }
+  // One expert's matrix of a mixture: each token is routed to `active_share` of the experts.
+  TensorSpecs& expert(const std::string& name, std::vector<int64_t> shape, double active_share) {
+    add(name, std::move(shape), TensorSpec::Init::kNormal);
+    specs_.back().active_share = active_share;
+    return *this;
+  }
   // An embedding table: looked up, not multiplied.
   TensorSpecs& table(const std::string& name, std::vector<int64_t> shape) {
     add(name, std::move(shape), TensorSpec::Init::kNormal);
