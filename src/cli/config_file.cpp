@@ -1,3 +1,4 @@
+#include "posgeom/base/option_names.h"
 #include "config_file.h"
 
 #include <nlohmann/json.hpp>
@@ -44,7 +45,7 @@ void addConfigOption(CLI::App& app, int argc, char** argv) {
   app.fallthrough();
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.config_formatter(std::make_shared<TomlOrJsonConfig>(subcommand));
-  app.set_config("--config", "", "TOML or JSON file of a subcommand's options (names without --); the command line wins");
+  app.set_config(option::kConfig, "", "TOML or JSON file of a subcommand's options (names without --); the command line wins");
 }
 
 }  // namespace posgeom::cli

@@ -2,6 +2,8 @@
 
 #include "commands.h"
 #include "posgeom/jobs/forward_job.h"
+
+#include "posgeom/base/option_names.h"
 #include "typed_option.h"
 
 namespace posgeom::cli {
@@ -10,21 +12,21 @@ void addForwardCommand(CLI::App& app, std::vector<Command>& commands) {
   auto job = std::make_shared<jobs::ForwardJob>();
   auto* r = &job->request;
   auto* sub = app.add_subcommand("forward", "run a model on token ids and write every hidden state");
-  sub->add_option("--model", job->model, "model directory or Hugging Face hub name")->required();
-  sub->add_option("--revision", job->revision, "of a hub name: branch, tag or commit in the local cache (default main)");
-  auto* ids = sub->add_option("--ids", r->ids_path, "safetensors file with int64 input_ids [B,T]");
+  sub->add_option(option::kModel, job->model, "model directory or Hugging Face hub name")->required();
+  sub->add_option(option::kRevision, job->revision, "of a hub name: branch, tag or commit in the local cache (default main)");
+  auto* ids = sub->add_option(option::kIds, r->ids_path, "safetensors file with int64 input_ids [B,T]");
   auto random = std::make_shared<std::vector<int64_t>>();
-  auto* random_ids = sub->add_option("--random-ids", *random, "instead of --ids: B,T uniformly random token ids")
+  auto* random_ids = sub->add_option(option::kRandomIds, *random, "instead of --ids: B,T uniformly random token ids")
                          ->delimiter(',')
                          ->expected(2);
   ids->excludes(random_ids);
-  sub->add_option("--seed", r->seed, "seed for --random-ids")->capture_default_str();
-  sub->add_option("--out", r->out_path, "output safetensors file")->required();
-  sub->add_flag("--force", job->force, "replace --out if it exists (never one of the model's own files)");
+  sub->add_option(option::kSeed, r->seed, "seed for --random-ids")->capture_default_str();
+  sub->add_option(option::kOut, r->out_path, "output safetensors file")->required();
+  sub->add_flag(option::kForce, job->force, "replace --out if it exists (never one of the model's own files)");
   sub->add_flag("!--no-logits", r->logits, "leave the logits [B,T,vocab] out of --out: most of the file");
   addDeviceOptions(sub, r->device, r->dtype);
-  sub->add_flag("--causal", r->causal, "causal mask for bidirectional models (BERT)");
-  sub->add_flag("--final-norm", r->final_norm_last, "apply the final norm to the last hidden state, as HF does");
+  sub->add_flag(option::kCausal, r->causal, "causal mask for bidirectional models (BERT)");
+  sub->add_flag(option::kFinalNorm, r->final_norm_last, "apply the final norm to the last hidden state, as HF does");
   sub->callback([ids, random_ids] {
     if (ids->count() + random_ids->count() == 0) throw CLI::RequiredError("--ids or --random-ids");
   });

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "config_file.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/runtime/rank_group.h"
 #include "posgeom/runtime/threads.h"
 
@@ -34,12 +35,12 @@ int main(int argc, char** argv) {
   using posgeom::ExitCode;
   CLI::App app{"posgeom: positional geometry of Transformer language models"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", POSGEOM_VERSION);
+  app.set_version_flag(posgeom::option::kVersion, POSGEOM_VERSION);
   int threads = 0;
   std::string log_level = "info";
-  app.add_option("--threads", threads, "intra-op threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option(posgeom::option::kThreads, threads, "intra-op threads (0: all cores)")->check(CLI::NonNegativeNumber);
   bool quiet = false;
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+  app.add_option(posgeom::option::kLogLevel, log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_flag("--quiet,-q", quiet, "warnings and errors only: no progress, no info lines (same as --log-level warn)");
 

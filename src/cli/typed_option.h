@@ -6,6 +6,7 @@
 #include <string>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/runtime/device.h"
 
 namespace posgeom::cli {
@@ -40,9 +41,9 @@ inline CLI::Validator atLeast(long long lo) {
 
 // --device and --dtype, as every command that runs a model takes them.
 inline void addDeviceOptions(CLI::App* sub, runtime::DeviceSpec& device, runtime::ComputeDtype& dtype) {
-  addTypedOption(sub, "--device", device, [](const std::string& s) { return runtime::parseDevice(s); },
+  addTypedOption(sub, option::kDevice, device, [](const std::string& s) { return runtime::parseDevice(s); },
                  "cpu, cuda or cuda:N (default cpu)");
-  addTypedOption(sub, "--dtype", dtype, [](const std::string& s) { return runtime::parseComputeDtype(s); },
+  addTypedOption(sub, option::kDtype, dtype, [](const std::string& s) { return runtime::parseComputeDtype(s); },
                  "compute dtype: float32, bfloat16 or float16 (default float32)");
 }
 

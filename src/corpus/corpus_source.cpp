@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 
 namespace posgeom::corpus {
 
@@ -15,7 +16,7 @@ bool isGenerated(const std::string& path) { return path == "random" || path == "
 
 std::unique_ptr<TokenStream> openCorpus(const CorpusOptions& options, const tokenize::Tokenizer* tokenizer,
                                         int64_t vocab_size) {
-  if (options.path.empty()) throw InputError("--corpus", "no corpus given");
+  if (options.path.empty()) throw InputError(option::kCorpus, "no corpus given");
   if (options.path == "random") return randomTokens(vocab_size, options.seed);
   if (options.path == "repeated-random") {
     if (options.repeat_period < 1) throw InputError("--corpus repeated-random", "needs a repeat period of at least 1");

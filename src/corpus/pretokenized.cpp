@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/corpus/byte_source.h"
 #include "posgeom/corpus/token_stream.h"
 #include "posgeom/io/json_file.h"
@@ -169,7 +170,7 @@ std::unique_ptr<TokenStream> openPretokenized(const std::string& path, const std
   if (fs::path(path).extension() == ".npy") {
     format = readNpyHeader(*source, path);
   } else if (!dtype.empty()) {
-    format = formatOf(dtype, "--token-dtype");
+    format = formatOf(dtype, option::kTokenDtype);
   } else {
     const auto sidecar = fs::path(path).replace_extension(".json");
     format = fs::exists(sidecar) ? formatOf(io::JsonConfig::load(sidecar).string({"dtype"}, "uint16"), sidecar.string())

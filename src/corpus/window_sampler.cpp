@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 
 namespace posgeom::corpus {
 
@@ -10,12 +11,12 @@ WindowSampler::WindowSampler(TokenStream& stream, WindowOptions options)
     : stream_(stream), options_(std::move(options)), rng_(options_.seed) {
   content_len_ = options_.seq_len - static_cast<int64_t>(options_.framing.prefix.size() + options_.framing.suffix.size());
   if (content_len_ <= 0)
-    throw InputError("--seq-len", std::to_string(options_.seq_len) + " leaves no room for tokens after the " +
+    throw InputError(option::kSeqLen, std::to_string(options_.seq_len) + " leaves no room for tokens after the " +
                                       std::to_string(options_.seq_len - content_len_) + " special tokens of each window");
   if (options_.max_per_document > 0 && options_.cross_documents)
-    throw InputError("--windows-per-document", "cannot be combined with --cross-documents");
+    throw InputError(option::kWindowsPerDocument, "cannot be combined with --cross-documents");
   if (options_.shard_count < 1 || options_.shard_index < 0 || options_.shard_index >= options_.shard_count)
-    throw InputError("--shard", "must be i/n with 0 <= i < n");
+    throw InputError(option::kShard, "must be i/n with 0 <= i < n");
   drawGap();
 }
 

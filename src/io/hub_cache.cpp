@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 
 namespace posgeom::io {
 namespace fs = std::filesystem;
@@ -125,9 +126,9 @@ fs::path snapshotAt(const fs::path& repo, const std::string& name, const std::st
     if (snapshot == revision || (hex && snapshot.rfind(revision, 0) == 0)) matches.push_back(snapshot);
   if (matches.size() == 1) return repo / "snapshots" / matches[0];
   if (matches.size() > 1)
-    throw InputError("--revision", "'" + revision + "' is a prefix of " + std::to_string(matches.size()) + " commits of " + name +
+    throw InputError(option::kRevision, "'" + revision + "' is a prefix of " + std::to_string(matches.size()) + " commits of " + name +
                                        " in the Hugging Face cache (" + listed(matches) + "): give more of its digits");
-  throw InputError("--revision", "'" + revision + "' is not a branch, tag or commit of " + name +
+  throw InputError(option::kRevision, "'" + revision + "' is not a branch, tag or commit of " + name +
                                      " in the Hugging Face cache (refs there: " + refNames(repo) + "); download it first, e.g. `huggingface-cli download " +
                                      name + " --revision " + revision + "`");
 }
@@ -158,9 +159,9 @@ void refuseMissingBlobs(const fs::path& snapshot, const std::string& name) {
 }  // namespace
 
 fs::path resolveModelDir(const std::string& name, const EnvLookup& env, const std::string& revision) {
-  if (name.empty()) throw InputError("--model", "empty model name");
+  if (name.empty()) throw InputError(option::kModel, "empty model name");
   if (fs::is_directory(name)) {
-    if (!revision.empty()) throw InputError("--revision", "applies to a hub name, not to the directory '" + name + "'");
+    if (!revision.empty()) throw InputError(option::kRevision, "applies to a hub name, not to the directory '" + name + "'");
     return fs::path(name);
   }
   const fs::path root = hubCacheRoot(env);

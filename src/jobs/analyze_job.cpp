@@ -7,6 +7,7 @@
 #include "posgeom/anova/state_file.h"
 #include "posgeom/base/environment.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/jobs/default_corpus.h"
 #include "posgeom/jobs/output_directory.h"
 #include "posgeom/jobs/report_writer.h"
@@ -69,7 +70,7 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   if (!o.resume.empty()) o.out = o.resume;
   // One rank of several (torchrun, srun, --dist-init): only rank 0 has an output directory.
   if (from_activations && runtime::detectLaunch(processEnv(), o.dist_init).distributed())
-    throw InputError("--activations", "is analysed by one process: start it without torchrun or srun (or give --dist-init none)");
+    throw InputError(option::kActivations, "is analysed by one process: start it without torchrun or srun (or give --dist-init none)");
   auto* ranks = from_activations ? nullptr
                                  : runtime::joinRanks(o.dist_init, std::chrono::seconds(o.dist_timeout_s), o.device);
   if (ranks && !ranks->root()) {

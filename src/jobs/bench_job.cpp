@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/process_memory.h"
 #include "posgeom/base/stopwatch.h"
 #include "posgeom/corpus/window_sampler.h"
@@ -55,7 +56,7 @@ const BenchShape& shapeNamed(const std::string& name) {
     if (s.name == name) return s;
   std::string known;
   for (const auto& s : benchShapes()) known += (known.empty() ? "" : ", ") + s.name;
-  throw InputError("--shape", "'" + name + "' is not a benchmark shape (" + known + ")");
+  throw InputError(option::kShape, "'" + name + "' is not a benchmark shape (" + known + ")");
 }
 
 // Removes a temporary directory of generated checkpoints when the benchmark ends.
@@ -300,13 +301,13 @@ const std::vector<BenchShape>& benchShapes() {
 }
 
 BenchResult runBench(const BenchJob& job) {
-  if (job.seq_len < 8) throw InputError("--seq-len", "must be at least 8");
-  if (job.rounds < 1) throw InputError("--rounds", "must be at least 1");
-  if (job.batch_size < 0) throw InputError("--batch-size", "must not be negative");
+  if (job.seq_len < 8) throw InputError(option::kSeqLen, "must be at least 8");
+  if (job.rounds < 1) throw InputError(option::kRounds, "must be at least 1");
+  if (job.batch_size < 0) throw InputError(option::kBatchSize, "must not be negative");
   runtime::requireDevice(job.device);
   // --out is judged (and held) before minutes of measuring, not when they are over.
   std::optional<io::OutputFile> out;
-  if (!job.out.empty()) out.emplace(job.out, io::OutputFileRules{"--out", job.force, {}});
+  if (!job.out.empty()) out.emplace(job.out, io::OutputFileRules{option::kOut, job.force, {}});
   std::vector<std::pair<std::string, fs::path>> models;
   for (const auto& m : job.models) {
     if (!fs::exists(m / "config.json")) throw InputError(m.string(), "holds no config.json");
@@ -321,7 +322,7 @@ BenchResult runBench(const BenchJob& job) {
   for (const auto& name : shape_names) {
     const auto& shape = shapeNamed(name);
     if (job.seq_len > shape.spec.max_positions)
-      throw InputError("--seq-len", std::to_string(job.seq_len) + " exceeds the " + std::to_string(shape.spec.max_positions) +
+      throw InputError(option::kSeqLen, std::to_string(job.seq_len) + " exceeds the " + std::to_string(shape.spec.max_positions) +
                                         " positions of the benchmark shape " + name);
   }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/io/json_file.h"
 #include "posgeom/report/run_summary.h"
 
@@ -12,14 +13,14 @@ namespace {
 // KEY=RTOL[,ATOL]; ATOL defaults to `base`'s.
 std::pair<std::string, report::Tolerance> parsePerKey(const std::string& spec, const report::Tolerance& base) {
   const auto eq = spec.find('=');
-  if (eq == std::string::npos) throw InputError("--tolerance", "'" + spec + "' is not KEY=RTOL[,ATOL]");
+  if (eq == std::string::npos) throw InputError(option::kTolerance, "'" + spec + "' is not KEY=RTOL[,ATOL]");
   report::Tolerance t = base;
   const auto comma = spec.find(',', eq);
   try {
     t.rtol = std::stod(spec.substr(eq + 1, comma - eq - 1));
     if (comma != std::string::npos) t.atol = std::stod(spec.substr(comma + 1));
   } catch (const std::exception&) {
-    throw InputError("--tolerance", "'" + spec + "' is not KEY=RTOL[,ATOL]");
+    throw InputError(option::kTolerance, "'" + spec + "' is not KEY=RTOL[,ATOL]");
   }
   return {spec.substr(0, eq), t};
 }

@@ -2,6 +2,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/io/output_file.h"
 
@@ -15,7 +16,7 @@ void runForwardJob(const ForwardJob& job) {
   std::vector<fs::path> inputs{request.model_dir};
   if (!request.ids_path.empty()) inputs.push_back(request.ids_path);
   // Checked (and locked) before the model loads: a refusal costs nothing.
-  io::OutputFile out(request.out_path, {"--out", job.force, inputs});
+  io::OutputFile out(request.out_path, {option::kOut, job.force, inputs});
   io::SafetensorsWriter writer;
   const auto what = model::collectHiddenStates(request, writer);
   out.writeWith([&](const fs::path& path) { writer.write(path); });

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/corpus/token_stream.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/io/output_file.h"
@@ -22,7 +23,7 @@ std::filesystem::path tokenizerDir(const TokenizeJob& job) {
 // What the run reads, which --out never replaces nor writes into: the corpus and the
 // tokenizer's directory.
 io::OutputFileRules outputRules(const TokenizeJob& job, const std::filesystem::path& tokenizer_dir) {
-  io::OutputFileRules rules{"--out", job.force, {tokenizer_dir}};
+  io::OutputFileRules rules{option::kOut, job.force, {tokenizer_dir}};
   if (job.input != "-") rules.inputs.push_back(job.input);
   return rules;
 }
@@ -40,7 +41,7 @@ void forEachBlock(TokenStream& stream, const tokenize::Framing& framing, bool ad
 }  // namespace
 
 TokenizeSummary runTokenizeJob(const TokenizeJob& job) {
-  if (job.format != "json" && job.format != "bin") throw InputError("--format", "'" + job.format + "' (use json or bin)");
+  if (job.format != "json" && job.format != "bin") throw InputError(option::kFormat, "'" + job.format + "' (use json or bin)");
   if (job.format == "bin" && job.out.empty()) throw InputError("--format bin", "needs --out FILE.bin");
   const auto sidecar_path = std::filesystem::path(job.out).replace_extension(".json");
   if (job.format == "bin" && sidecar_path == job.out)

@@ -1,5 +1,6 @@
 #include "posgeom/metrics/screenot.h"
 
+#include "posgeom/base/option_names.h"
 #include "posgeom/metrics/lapack.h"
 
 #include <algorithm>
@@ -48,9 +49,9 @@ double psi(double y, const Eigen::VectorXd& z, double gamma) {
 }  // namespace
 
 void checkScreeNotRank(int k, ScreeNotStrategy strategy, Eigen::Index p) {
-  if (k >= p) throw InputError("--screenot-k", std::to_string(k) + " is too large: it must be below min(rows, cols) = " + std::to_string(p));
+  if (k >= p) throw InputError(option::kScreenotK, std::to_string(k) + " is too large: it must be below min(rows, cols) = " + std::to_string(p));
   if (strategy == ScreeNotStrategy::kImpute && k > 0 && 2 * k + 1 >= p)
-    throw InputError("--screenot-k", std::to_string(k) + " is too large for imputation: it needs 2k+1 < min(rows, cols) = " +
+    throw InputError(option::kScreenotK, std::to_string(k) + " is too large for imputation: it needs 2k+1 < min(rows, cols) = " +
                                          std::to_string(p));
 }
 
@@ -58,7 +59,7 @@ ScreeNotStrategy parseScreeNotStrategy(const std::string& name) {
   if (name == "0") return ScreeNotStrategy::kTransportToZero;
   if (name == "w") return ScreeNotStrategy::kWinsorize;
   if (name == "i") return ScreeNotStrategy::kImpute;
-  throw InputError("--screenot-strategy", "'" + name + "' (use 0, w or i)");
+  throw InputError(option::kScreenotStrategy, "'" + name + "' (use 0, w or i)");
 }
 
 const char* screeNotStrategyName(ScreeNotStrategy strategy) {

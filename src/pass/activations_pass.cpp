@@ -5,6 +5,7 @@
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/io/dtype.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/model/load/weights.h"
@@ -109,7 +110,7 @@ anova::AnalysisState analyzeActivations(const AnalyzeOptions& o) {
   const auto shape = io::shapeToString({static_cast<int64_t>(per_layer.size()), n, seq_len, dim});
   if (n == 0) throw InputError(path.string(), "holds no sequences: its hidden states are " + shape + " [L, N, T, d], N = 0");
   if (dim == 0) throw InputError(path.string(), "its hidden states are " + shape + " [L, N, T, d]: d = 0, no features");
-  if (o.skip_first >= seq_len) throw InputError("--skip-first", "leaves no positions of the " + std::to_string(seq_len));
+  if (o.skip_first >= seq_len) throw InputError(option::kSkipFirst, "leaves no positions of the " + std::to_string(seq_len));
   fitReportOptions(o.report, seq_len - o.skip_first, dim);  // a given --screenot-k that does not fit, before the work
   if (n == 1) log::warn(path.string() + ": " + singleWindowWarning());
   anova::AccumulatorOptions options;

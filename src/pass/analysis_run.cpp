@@ -6,6 +6,7 @@
 
 #include "posgeom/anova/state_merge.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/stopwatch.h"
 #include "posgeom/corpus/document_reader.h"
 #include "posgeom/io/hub_cache.h"
@@ -100,7 +101,7 @@ void runEndStages(AnalysisRun& run, const AnalysisPass& pass, const AnalyzeOptio
 
 AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runtime::RankGroup* ranks) {
   // A missing corpus is found before the model takes its time to load.
-  if (o.corpus.path.empty()) throw InputError("--corpus", "is needed with --model (a path, '-', or 'random')");
+  if (o.corpus.path.empty()) throw InputError(option::kCorpus, "is needed with --model (a path, '-', or 'random')");
   if (!corpus::isGenerated(o.corpus.path)) corpus::corpusFiles(o.corpus.path);
   std::optional<anova::AnalysisState> resumed;
   if (control.resumes() && control.writes()) {
@@ -128,7 +129,7 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
 
   AnalysisPass pass(plan, loadPassModel(plan));
   if (o.neurons && !hasNeuronCircuit(pass.model()))
-    throw InputError("--neurons", "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, olmo without clip_qkv)");
+    throw InputError(option::kNeurons, "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, olmo without clip_qkv)");
   const double load_s = secondsSince(t0);
   corpus::CorpusOptions corpus_options = o.corpus;
   corpus_options.repeat_period = plan.repeat_period;

@@ -7,6 +7,7 @@
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "pass_model.h"
 
 namespace posgeom::pass {
@@ -34,11 +35,11 @@ heads::NeuronAnalysis analyzeNeurons(const PassModel& pass_model, const anova::A
   const anova::LayerStatistics* block0 = nullptr;
   for (const auto& l : state.layers)
     if (l.layer == 1 && l.attention_input_sum.size() > 0) block0 = &l;
-  if (!block0 || windows.empty()) throw InputError("--neurons", "needs block 0's heads (--heads with hidden.1 among --layer)");
+  if (!block0 || windows.empty()) throw InputError(option::kNeurons, "needs block 0's heads (--heads with hidden.1 among --layer)");
   const Eigen::MatrixXd means = block0->attention_input_sum / static_cast<double>(block0->sequences);
   const int64_t t = means.rows();
   auto circuit = model.neuronCircuit(t);
-  if (!circuit) throw InputError("--neurons", "is not available for model_type '" + model.config().model_type + "'");
+  if (!circuit) throw InputError(option::kNeurons, "is not available for model_type '" + model.config().model_type + "'");
 
   heads::NeuronCircuitMaps maps;
   maps.token_inputs = anova::toEigen(circuit->token_inputs).cast<float>();
@@ -66,7 +67,7 @@ heads::NeuronAnalysis analyzeNeurons(const PassModel& pass_model, const anova::A
     const c10::NoGradGuard no_grad;
     model.forward(request);
   }
-  if (!capture.captured.defined()) throw InputError("--neurons", "the model gave no MLP input for block 0");
+  if (!capture.captured.defined()) throw InputError(option::kNeurons, "the model gave no MLP input for block 0");
   for (int64_t c = 0; c < capture.captured.size(0); ++c) sampled.mlp_input.push_back(anova::toEigen(capture.captured[c]));
   auto analysis = heads::analyzeNeurons(maps, heads, means, sampled, options);
   log::info(std::to_string(analysis.neurons.size()) + " neurons of block 0 analysed in " +

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/runtime/launch.h"
 
 namespace posgeom::pass {
@@ -65,41 +66,41 @@ std::set<int64_t> resolveLayers(const LayerSelection& selection, int64_t hidden_
   }
   for (const int64_t v : selection.indices) {
     if (v >= hidden_states)
-      throw InputError("--layer", "'" + std::to_string(v) + "' is not a hidden-state index in 0.." + std::to_string(hidden_states - 1));
+      throw InputError(option::kLayer, "'" + std::to_string(v) + "' is not a hidden-state index in 0.." + std::to_string(hidden_states - 1));
     out.insert(v);
   }
   return out;
 }
 
 void validateOptions(const AnalyzeOptions& o) {
-  if (o.batch_size < 0) throw InputError("--batch-size", "must not be negative");
+  if (o.batch_size < 0) throw InputError(option::kBatchSize, "must not be negative");
   if (o.windows_per_document < 0)
-    throw InputError("--windows-per-document", "must not be negative (got " + std::to_string(o.windows_per_document) + "; 0: no limit)");
+    throw InputError(option::kWindowsPerDocument, "must not be negative (got " + std::to_string(o.windows_per_document) + "; 0: no limit)");
   if (o.save_every < 0 || o.stop_after < 0) throw InputError("--save-every/--stop-after", "must not be negative");
   runtime::validateDistInit(o.dist_init);
-  if (o.dist_timeout_s < 1) throw InputError("--dist-timeout", "must be at least 1 second");
-  if (o.heads && !o.activations.empty()) throw InputError("--heads", "needs the model (--model), not --activations");
+  if (o.dist_timeout_s < 1) throw InputError(option::kDistTimeout, "must be at least 1 second");
+  if (o.heads && !o.activations.empty()) throw InputError(option::kHeads, "needs the model (--model), not --activations");
   if (o.heads) headOptionsOf(o);
-  if (o.head_options.keep_kernels && !o.heads) throw InputError("--save-kernels", "saves the kernels of --heads: add --heads");
-  if (o.neurons && !o.heads) throw InputError("--neurons", "reads the kernels of --heads: add --heads");
+  if (o.head_options.keep_kernels && !o.heads) throw InputError(option::kSaveKernels, "saves the kernels of --heads: add --heads");
+  if (o.neurons && !o.heads) throw InputError(option::kNeurons, "reads the kernels of --heads: add --heads");
   if (o.neurons && o.corpus.path == "-")
-    throw InputError("--neurons", "reads the sampled windows again: the corpus must be files or generated, not standard input");
+    throw InputError(option::kNeurons, "reads the sampled windows again: the corpus must be files or generated, not standard input");
   if (!o.resume.empty() && !o.activations.empty())
-    throw InputError("--resume", "continues a pass through a model, not --activations");
+    throw InputError(option::kResume, "continues a pass through a model, not --activations");
 }
 
 heads::HeadOptions headOptionsOf(const AnalyzeOptions& options) {
   heads::HeadOptions o = options.head_options;
-  if (o.kernel_skip < 0) throw InputError("--kernel-skip", "must not be negative");
-  if (options.caps.attention_samples < 1) throw InputError("--head-samples", "must be at least 1");
+  if (o.kernel_skip < 0) throw InputError(option::kKernelSkip, "must not be negative");
+  if (options.caps.attention_samples < 1) throw InputError(option::kHeadSamples, "must be at least 1");
   // ETC / keys lies in [0, 1]; a head below --local-below is local, above --uniform-above uniform.
-  for (const auto& [name, value] : {std::pair<const char*, double>{"--local-below", o.thresholds.local},
-                                    {"--uniform-above", o.thresholds.uniform}})
+  for (const auto& [name, value] : {std::pair<const char*, double>{option::kLocalBelow, o.thresholds.local},
+                                    {option::kUniformAbove, o.thresholds.uniform}})
     if (!(value >= 0 && value <= 1)) throw InputError(name, "must lie in [0, 1] (it bounds ETC / keys), not " + formatNumber(value));
   if (o.thresholds.local > o.thresholds.uniform)
-    throw InputError("--local-below", formatNumber(o.thresholds.local) + " is above --uniform-above " +
+    throw InputError(option::kLocalBelow, formatNumber(o.thresholds.local) + " is above --uniform-above " +
                                           formatNumber(o.thresholds.uniform) + ": a head would be local and uniform at once");
-  if (!(o.contextual_cv >= 0)) throw InputError("--contextual-below", "must not be negative");
+  if (!(o.contextual_cv >= 0)) throw InputError(option::kContextualBelow, "must not be negative");
   o.subspace_k = options.report.screenot_k;
   o.subspace_strategy = options.report.screenot_strategy;
   o.keep_first_block_kernels = options.neurons;

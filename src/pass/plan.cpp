@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/corpus/corpus_source.h"
 #include "posgeom/model/architecture.h"
 
@@ -24,7 +25,7 @@ int64_t windowLength(const AnalyzeOptions& o, const model::ModelConfig& config) 
   if (config.max_positions > 0 && seq_len > config.max_positions) {
     // Learned positions end at the table; relative schemes extrapolate, perhaps badly.
     if (config.positions == model::PositionScheme::kLearned)
-      throw InputError("--seq-len", std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
+      throw InputError(option::kSeqLen, std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
                                         " learned positions");
     spdlog::warn("--seq-len {} is beyond the {} positions the model was trained on ({} positions extrapolate)", seq_len,
                  config.max_positions, model::positionSchemeName(config.positions));
@@ -80,7 +81,7 @@ ReportOptions fitReportOptions(const ReportOptions& r, int64_t positions, int64_
     const bool impute = r.screenot_strategy == metrics::ScreeNotStrategy::kImpute;
     const int64_t largest = impute ? (smaller - 2) / 2 : smaller - 1;
     if (largest < 1)
-      throw InputError("--screenot-k", "no bound fits a positional basis of " + std::to_string(positions) + " positions x " +
+      throw InputError(option::kScreenotK, "no bound fits a positional basis of " + std::to_string(positions) + " positions x " +
                                            std::to_string(dim) + " dims: ScreeNOT needs both at least " +
                                            (impute ? "4 (or 2 with --screenot-strategy w)" : "2") + "; analyse longer windows");
     if (largest < r.screenot_k) fitted.screenot_k = static_cast<int>(largest);
@@ -104,13 +105,13 @@ void checkQkHeads(const std::vector<std::pair<int64_t, int64_t>>& qk_heads, cons
   for (const auto& [block, head] : qk_heads) {
     const std::string name = std::to_string(block) + "." + std::to_string(head);
     if (block >= config.num_layers)
-      throw InputError("--qk-heads", name + " names no block: the model's blocks are 0.." + std::to_string(config.num_layers - 1) +
+      throw InputError(option::kQkHeads, name + " names no block: the model's blocks are 0.." + std::to_string(config.num_layers - 1) +
                                          " (heads are named by their 0-based block, which reads hidden.b; before, by the "
                                          "hidden state the block writes, one more)");
     if (head >= config.num_heads)
-      throw InputError("--qk-heads", name + " names no head: the blocks have heads 0.." + std::to_string(config.num_heads - 1));
+      throw InputError(option::kQkHeads, name + " names no head: the blocks have heads 0.." + std::to_string(config.num_heads - 1));
     if (!layers.count(block + 1))
-      throw InputError("--qk-heads", name + " is not analysed: block " + std::to_string(block) + " writes hidden." +
+      throw InputError(option::kQkHeads, name + " is not analysed: block " + std::to_string(block) + " writes hidden." +
                                          std::to_string(block + 1) + ", which is not among --layer");
   }
 }
@@ -126,9 +127,9 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   pass.dtype = o.dtype;
   runtime::requireDevice(o.device);
   pass.seq_len = windowLength(o, config);
-  if (o.skip_first < 0) throw InputError("--skip-first", "must not be negative");
+  if (o.skip_first < 0) throw InputError(option::kSkipFirst, "must not be negative");
   if (o.skip_first >= pass.seq_len)
-    throw InputError("--skip-first", "leaves no positions of the " + std::to_string(pass.seq_len));
+    throw InputError(option::kSkipFirst, "leaves no positions of the " + std::to_string(pass.seq_len));
   if (corpus::isGenerated(o.corpus.path) && o.num_seqs <= 0) throw InputError("--corpus " + o.corpus.path, "needs --num-seqs");
   if (o.corpus.path == "repeated-random") {
     if (pass.seq_len < 6)
@@ -143,10 +144,10 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
     spdlog::info("--screenot-k: {} (the default {} does not fit {} positions x {} dims)", plan.report.screenot_k,
                  o.report.screenot_k, positions, config.hidden_size);
   if (o.report.lowfreq_k != 0 && (o.report.lowfreq_k < 1 || o.report.lowfreq_k > positions))
-    throw InputError("--lowfreq-k", std::to_string(o.report.lowfreq_k) + " is outside 1.." + std::to_string(positions) +
+    throw InputError(option::kLowfreqK, std::to_string(o.report.lowfreq_k) + " is outside 1.." + std::to_string(positions) +
                                         " (the positions of a window after --skip-first)");
   if (o.heads && o.head_options.kernel_skip >= pass.seq_len)
-    throw InputError("--kernel-skip", std::to_string(o.head_options.kernel_skip) + " leaves no keys in windows of " +
+    throw InputError(option::kKernelSkip, std::to_string(o.head_options.kernel_skip) + " leaves no keys in windows of " +
                                           std::to_string(pass.seq_len) + " (at most " + std::to_string(pass.seq_len - 1) + ")");
 
   auto& a = pass.accumulator;
@@ -163,14 +164,14 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
     plan.heads->subspace_k = plan.report.screenot_k;
     plan.heads->repeat_period = plan.repeat_period;
     if (o.neurons && a.layers.count(1) == 0)
-      throw InputError("--neurons", "reads block 0's heads: --layer must include 1 (hidden.1, the state block 0 writes)");
+      throw InputError(option::kNeurons, "reads block 0's heads: --layer must include 1 (hidden.1, the state block 0 writes)");
     checkQkHeads(plan.heads->qk_maps, a.layers, config);
   }
 
   plan.shard = o.shard.value_or(Shard{});
   // Shard i reads windows i, i + n, ... of the --num-seqs: none when i is past them.
   if (o.num_seqs > 0 && plan.shard.index >= o.num_seqs)
-    throw InputError("--shard", plan.shard.str() + " leaves this shard no window: it reads windows " +
+    throw InputError(option::kShard, plan.shard.str() + " leaves this shard no window: it reads windows " +
                                     std::to_string(plan.shard.index) + ", " + std::to_string(plan.shard.index + plan.shard.count) +
                                     ", ... of the --num-seqs " + std::to_string(o.num_seqs) + " (0.." +
                                     std::to_string(o.num_seqs - 1) + ")");

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 
 namespace posgeom::runtime {
 namespace {
@@ -42,7 +43,7 @@ std::string Launch::describe() const {
 void validateDistInit(const std::string& dist_init) {
   if (dist_init == "env" || dist_init == "none") return;
   if (hasScheme(dist_init, "file://")) {
-    if (dist_init.size() == 7) throw InputError("--dist-init", "file:// needs a path: file:///shared/dir/rendezvous");
+    if (dist_init.size() == 7) throw InputError(option::kDistInit, "file:// needs a path: file:///shared/dir/rendezvous");
     return;
   }
   if (hasScheme(dist_init, "tcp://")) {
@@ -52,10 +53,10 @@ void validateDistInit(const std::string& dist_init) {
     const auto* end = hostport.data() + hostport.size();
     if (colon == std::string::npos || colon == 0 ||
         std::from_chars(hostport.data() + colon + 1, end, port).ptr != end || port < 1 || port > 65535)
-      throw InputError("--dist-init", "'" + dist_init + "' is not tcp://HOST:PORT with a port from 1 to 65535");
+      throw InputError(option::kDistInit, "'" + dist_init + "' is not tcp://HOST:PORT with a port from 1 to 65535");
     return;
   }
-  throw InputError("--dist-init", "'" + dist_init + "' is not env, none, tcp://HOST:PORT or file://PATH");
+  throw InputError(option::kDistInit, "'" + dist_init + "' is not env, none, tcp://HOST:PORT or file://PATH");
 }
 
 std::string firstHost(const std::string& host_list) {

@@ -16,6 +16,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/stop_signals.h"
 #include "posgeom/runtime/torch_device.h"
 #include "rendezvous.h"
@@ -88,7 +89,7 @@ struct RankGroup::Impl {
                                                        launch.world, options);
     backend = "gloo";
 #else
-    throw InputError("--device", std::string("this LibTorch has no Gloo process group for ranks on the CPU") +
+    throw InputError(option::kDevice, std::string("this LibTorch has no Gloo process group for ranks on the CPU") +
                                      (cudaBuild() ? ": run the ranks with --device cuda (NCCL)" : ""));
 #endif
   }
@@ -277,7 +278,7 @@ RankGroup* joinRanks(const std::string& dist_init, Milliseconds timeout, const D
   const Launch launch = detectLaunch(processEnv(), dist_init);
   if (!launch.distributed()) return nullptr;
   if (device.isCuda() && device.index >= 0)
-    throw InputError("--device", "names one GPU, but each rank of a distributed run takes cuda:LOCAL_RANK: give --device cuda");
+    throw InputError(option::kDevice, "names one GPU, but each rank of a distributed run takes cuda:LOCAL_RANK: give --device cuda");
   process_group = std::make_unique<RankGroup>(launch, timeout, device);
   return process_group.get();
 }

@@ -6,6 +6,7 @@
 #include <c10/core/GradMode.h>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/io/json_file.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/tokenize/tokenizer.h"
@@ -76,7 +77,7 @@ std::vector<AdditionAccuracy> evaluateAddition(const std::filesystem::path& mode
     const int64_t prompt_len = static_cast<int64_t>(prompts[0].size()), steps = digits + 2;
     const auto& config = loaded.model->config();
     if (config.max_positions > 0 && prompt_len + steps > config.max_positions)
-      throw InputError("--max-digits", std::to_string(digits) + "-digit problems need " + std::to_string(prompt_len + steps) +
+      throw InputError(option::kMaxDigits, std::to_string(digits) + "-digit problems need " + std::to_string(prompt_len + steps) +
                                            " positions; the model has " + std::to_string(config.max_positions));
     std::vector<int64_t> flat;
     for (const auto& p : prompts) flat.insert(flat.end(), p.begin(), p.end());

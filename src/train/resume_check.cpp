@@ -6,6 +6,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/corpus/document_reader.h"
 #include "posgeom/io/fingerprint.h"
 #include "posgeom/io/safetensors.h"
@@ -68,7 +69,7 @@ int64_t checkResumable(const TrainConfig& c, const fs::path& path, const std::st
                                         " iterations asked: resume with --iterations " + std::to_string(step) +
                                         " or more (the run was scheduled for " + std::to_string(saved_iterations) + ")");
   if (meta.contains("threads") && meta["threads"] != at::get_num_threads())
-    throw InputError("--threads", "the checkpoint " + path.string() + " was saved by a run with " + meta["threads"].dump() +
+    throw InputError(option::kThreads, "the checkpoint " + path.string() + " was saved by a run with " + meta["threads"].dump() +
                                       " threads and this one has " + std::to_string(at::get_num_threads()) +
                                       ": the same loss curve needs the same threads, so resume with --threads " + meta["threads"].dump());
   if (saved_iterations != c.optim.iterations && c.optim.decay != "constant")

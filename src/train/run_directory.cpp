@@ -8,6 +8,7 @@
 #include <string>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/io/safetensors.h"
 
 namespace posgeom::train {
@@ -108,7 +109,7 @@ bool isTrainingRunEntry(const fs::path& entry) {
 }
 
 RunDirectory::RunDirectory(const fs::path& out, RunMode mode) : out_(out), mode_(mode) {
-  if (out_.empty()) throw InputError("--out", "is empty");
+  if (out_.empty()) throw InputError(option::kOut, "is empty");
   lock_ = std::make_unique<io::PathLock>(out_);
   std::error_code ec;
   if (fs::exists(out_, ec) && !fs::is_directory(out_, ec)) throw InputError(out_.string(), "exists and is not a directory");

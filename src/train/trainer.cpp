@@ -16,6 +16,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/progress.h"
 #include "posgeom/base/stop_signals.h"
 #include "posgeom/corpus/document_reader.h"
@@ -322,7 +323,7 @@ std::optional<double> lastValidationLoss(const std::vector<LogRow>& log) {
 
 std::vector<LogRow> runTraining(const TrainConfig& config, const TrainOptions& options) {
   if (options.resume && options.force)
-    throw InputError("--force", "starts the run in --out over and --resume continues it: give one of them");
+    throw InputError(option::kForce, "starts the run in --out over and --resume continues it: give one of them");
   // The fewest ids any corpus can have: the real vocabulary is checked again once read.
   requireTrainingMemory(config, config.data.task == "addition" ? 13 : config.data.tokens == "bytes" ? 256 : 2, options.device);
   RunDirectory dir(config.run.out, options.resume ? RunMode::kResume : options.force ? RunMode::kForce : RunMode::kNew);
@@ -331,7 +332,7 @@ std::vector<LogRow> runTraining(const TrainConfig& config, const TrainOptions& o
     const int64_t step = checkResumable(config, dir.checkpoint(), corpus_digest);
     // It would re-export the checkpoint's model and say it trained: nothing to do is asked.
     if (options.stop_after > 0 && options.stop_after <= step)
-      throw InputError("--stop-after", std::to_string(options.stop_after) + " is not past step " + std::to_string(step) +
+      throw InputError(option::kStopAfter, std::to_string(options.stop_after) + " is not past step " + std::to_string(step) +
                                            ", where the checkpoint " + dir.checkpoint().string() +
                                            " resumes: give --stop-after " + std::to_string(step + 1) + " or more, or leave it out");
   }

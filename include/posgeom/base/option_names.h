@@ -1,0 +1,81 @@
+#pragma once
+// The command line's option names, as the CLI binds them and every message names them: one
+// spelling, so that a renamed option cannot leave an error pointing at a name that is gone.
+namespace posgeom::option {
+
+inline constexpr const char* kActivations = "--activations";
+inline constexpr const char* kAddSpecial = "--add-special";
+inline constexpr const char* kAll = "--all";
+inline constexpr const char* kArch = "--arch";
+inline constexpr const char* kAtol = "--atol";
+inline constexpr const char* kBatchSize = "--batch-size";
+inline constexpr const char* kCausal = "--causal";
+inline constexpr const char* kConfig = "--config";
+inline constexpr const char* kContextCap = "--context-cap";
+inline constexpr const char* kContextualBelow = "--contextual-below";
+inline constexpr const char* kCorpus = "--corpus";
+inline constexpr const char* kCrossDocuments = "--cross-documents";
+inline constexpr const char* kDevice = "--device";
+inline constexpr const char* kDim = "--dim";
+inline constexpr const char* kDistInit = "--dist-init";
+inline constexpr const char* kDistTimeout = "--dist-timeout";
+inline constexpr const char* kDtype = "--dtype";
+inline constexpr const char* kFinalNorm = "--final-norm";
+inline constexpr const char* kForce = "--force";
+inline constexpr const char* kFormat = "--format";
+inline constexpr const char* kHeadSamples = "--head-samples";
+inline constexpr const char* kHeads = "--heads";
+inline constexpr const char* kIds = "--ids";
+inline constexpr const char* kInput = "--input";
+inline constexpr const char* kIterations = "--iterations";
+inline constexpr const char* kJson = "--json";
+inline constexpr const char* kKernelQuery = "--kernel-query";
+inline constexpr const char* kKernelSkip = "--kernel-skip";
+inline constexpr const char* kKvHeads = "--kv-heads";
+inline constexpr const char* kLabelField = "--label-field";
+inline constexpr const char* kLayer = "--layer";
+inline constexpr const char* kLayers = "--layers";
+inline constexpr const char* kLocalBelow = "--local-below";
+inline constexpr const char* kLogLevel = "--log-level";
+inline constexpr const char* kLowfreqK = "--lowfreq-k";
+inline constexpr const char* kMaxDigits = "--max-digits";
+inline constexpr const char* kMaxMemory = "--max-memory";
+inline constexpr const char* kMlp = "--mlp";
+inline constexpr const char* kModel = "--model";
+inline constexpr const char* kNeurons = "--neurons";
+inline constexpr const char* kNumSeqs = "--num-seqs";
+inline constexpr const char* kOut = "--out";
+inline constexpr const char* kPartial = "--partial";
+inline constexpr const char* kPositions = "--positions";
+inline constexpr const char* kQkHeads = "--qk-heads";
+inline constexpr const char* kRandomIds = "--random-ids";
+inline constexpr const char* kReference = "--reference";
+inline constexpr const char* kResume = "--resume";
+inline constexpr const char* kRevision = "--revision";
+inline constexpr const char* kRounds = "--rounds";
+inline constexpr const char* kRtol = "--rtol";
+inline constexpr const char* kSamples = "--samples";
+inline constexpr const char* kSampling = "--sampling";
+inline constexpr const char* kSaveEvery = "--save-every";
+inline constexpr const char* kSaveKernels = "--save-kernels";
+inline constexpr const char* kScreenotK = "--screenot-k";
+inline constexpr const char* kScreenotStrategy = "--screenot-strategy";
+inline constexpr const char* kSeed = "--seed";
+inline constexpr const char* kSeqLen = "--seq-len";
+inline constexpr const char* kShape = "--shape";
+inline constexpr const char* kShard = "--shard";
+inline constexpr const char* kSkipFirst = "--skip-first";
+inline constexpr const char* kStopAfter = "--stop-after";
+inline constexpr const char* kStrict = "--strict";
+inline constexpr const char* kTextField = "--text-field";
+inline constexpr const char* kThreads = "--threads";
+inline constexpr const char* kTokenDtype = "--token-dtype";
+inline constexpr const char* kTokenizer = "--tokenizer";
+inline constexpr const char* kTolerance = "--tolerance";
+inline constexpr const char* kUniformAbove = "--uniform-above";
+inline constexpr const char* kVersion = "--version";
+inline constexpr const char* kVocab = "--vocab";
+inline constexpr const char* kWindowsPerDocument = "--windows-per-document";
+inline constexpr const char* kWorkDir = "--work-dir";
+
+}  // namespace posgeom::option
