@@ -54,22 +54,26 @@ Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, cons
 }
 
 KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& s) {
-  const Eigen::Index last = s.causal ? n : positions - 1;
-  const Eigen::Index first = s.causal && s.window > 0 ? std::max<Eigen::Index>(s.skip, n - s.window + 1) : s.skip;
+  const auto& mask = s.positions.mask;
+  const Eigen::Index last = mask.causal ? n : positions - 1;
+  const Eigen::Index first =
+      mask.causal && mask.window > 0 ? std::max<Eigen::Index>(s.skip, n - mask.window + 1) : s.skip;
   return {first, last - first + 1};
 }
 
 void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double scale,
                   const KernelSettings& s) {
   logits *= scale;
-  if (s.logit_cap > 0) logits = (logits.array() / s.logit_cap).tanh() * s.logit_cap;
-  if (s.alibi_slope == 0) return;
-  for (Eigen::Index i = 0; i < keys.count; ++i) logits[i] -= s.alibi_slope * static_cast<double>(n - (keys.first + i));
+  const double cap = s.positions.logit_cap;
+  if (cap > 0) logits = (logits.array() / cap).tanh() * cap;
+  const auto& term = s.positions.additive;
+  if (term.none()) return;
+  for (Eigen::Index i = 0; i < keys.count; ++i) logits[i] += term.at(n - (keys.first + i));
 }
 
 KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index positions, const KernelSettings& s) {
   // A window's first key moves with the query; a causal block's last key is its last query.
-  const Eigen::Index first = keyRange(n0, positions, s).first, end = s.causal ? n0 + width : positions;
+  const Eigen::Index first = keyRange(n0, positions, s).first, end = s.positions.mask.causal ? n0 + width : positions;
   return {first, end - first};
 }
 

@@ -13,6 +13,9 @@ struct RotaryTable {
   Eigen::MatrixXd cos, sin;
   bool interleaved = false;
   RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies, bool interleaved = false);
+  static RotaryTable of(Eigen::Index count, const positions::Rope& rope) {
+    return {count, rope.inverse_frequencies, rope.interleaved()};
+  }
 };
 // RoPE alone, in place: row t of y [T, dh] turned to position t (pairs (j, j + F), j < F, or
 // interleaved (2j, 2j + 1)).
@@ -43,7 +46,7 @@ struct KeyRange {
 KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& settings);
 
 // Query n's logits over its keys from their raw dot products: scaled, capped, and with the
-// ALiBi bias added, in place.
+// head's additive term (ALiBi, a relative bias) added, in place.
 void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double scale,
                   const KernelSettings& settings);
 
@@ -68,7 +71,8 @@ struct SoftmaxResult {
 SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits);
 
 inline double logitScale(const HeadMaps& head, const KernelSettings& settings) {
-  return settings.scale > 0 ? settings.scale : 1.0 / std::sqrt(static_cast<double>(head.wq.rows()));
+  const double scale = settings.positions.scale;
+  return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head.wq.rows()));
 }
 
 }  // namespace posgeom::heads::detail

@@ -17,7 +17,7 @@ std::vector<double> plainRope(double theta, int64_t rotary_dims) {
 
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& s) {
   const Eigen::Index t = means.rows();
-  const detail::RotaryTable rope(t, s.rope, s.rope_interleaved);
+  const auto rope = detail::RotaryTable::of(t, s.positions.rope);
   const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, {head.q_norm, head.norm_eps, head.clip}, rope);  // [T, dh]
   const Eigen::MatrixXd k = detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr,
                                             {head.k_norm, head.norm_eps, head.clip}, rope);
@@ -42,7 +42,7 @@ double translationEquivarianceTv(const Eigen::MatrixXd& kernel, const KernelSett
   const Eigen::Index t = kernel.rows();
   if (t == 0 || settings.skip >= t) return std::numeric_limits<double>::quiet_NaN();
   const Eigen::Index depth = std::max<Eigen::Index>(1, detail::keyRange(t - 1, t, settings).count / 2);
-  const Eigen::Index lo = settings.causal ? 0 : -(depth - 1), hi = depth - 1;
+  const Eigen::Index lo = settings.positions.mask.causal ? 0 : -(depth - 1), hi = depth - 1;
   std::vector<Eigen::VectorXd> profiles;  // of the queries whose keys cover every offset, in order
   for (Eigen::Index n = settings.skip; n < t; ++n) {
     const auto keys = detail::keyRange(n, t, settings);

@@ -155,7 +155,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   detail::shapeRows(q_pos, q_shape);
   detail::shapeRows(k_pos, k_shape);
   const Eigen::MatrixXd q_pos_shaped = q_pos, k_pos_shaped = k_pos;
-  const detail::RotaryTable rope(t, s.rope, s.rope_interleaved);  // once: every sample turns by the same angles
+  const auto rope = detail::RotaryTable::of(t, s.positions.rope);  // once: every sample turns by the same angles
   detail::rotate(q_pos, rope);
   detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);

@@ -11,7 +11,9 @@ int64_t Model::lastLayerFor(const ForwardRequest& r) const {
 ForwardOutputs Model::forward(const ForwardRequest& r) const {
   const int64_t last = lastLayerFor(r);
   const auto ids = idsOnDevice(r.ids);
-  BlockContext context{r, causalFor(r), ids.size(1), {}, {}};
+  // The additive terms (ALiBi, a relative-bias table) as one bias for every block: a family
+  // with a new scheme only says it in kernelPositions.
+  BlockContext context{r, causalFor(r), ids.size(1), {}, positionBias(ids.size(1))};
   auto x = embed(ids, context);
   if (r.observer) r.observer->onHidden(0, x);
   for (int64_t i = 0; i < last; ++i) {
@@ -39,23 +41,23 @@ at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {
   return ids.pin_memory().to(numerics_.device, /*non_blocking=*/true);
 }
 
-KernelPositions Model::kernelPositions(int64_t block, int64_t seq_len) const {
-  KernelPositions k;
+positions::BlockPositions Model::kernelPositions(int64_t block, int64_t seq_len) const {
+  positions::BlockPositions p;
+  auto& k = p.shared;
+  k.mask.causal = !config_.bidirectional;
+  k.mask.window = config_.attentionWindow(block);
   if (config_.positions == PositionScheme::kRope)
-    k.rope_inverse_frequencies = ropeInverseFrequencies(config_.rope, config_.headDim(), config_.max_positions, seq_len);
-  k.rope_interleaved = config_.rope.interleaved;
-  k.window = config_.attentionWindow(block);
+    k.rope.inverse_frequencies = ropeInverseFrequencies(config_.rope, config_.headDim(), config_.max_positions, seq_len);
+  k.rope.pairing = config_.rope.interleaved ? positions::RopePairing::kInterleaved : positions::RopePairing::kRotateHalf;
   k.scale = config_.attention_scale;
   k.logit_cap = config_.attention_logit_cap;
-  return k;
+  return p;
 }
 
-KernelPositions Model::alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const {
-  KernelPositions k = Model::kernelPositions(block, seq_len);
-  if (!slopes.defined()) return k;
-  const auto s = slopes.to(at::kDouble).contiguous();
-  k.alibi_slopes.assign(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
-  return k;
+positions::BlockPositions Model::alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const {
+  positions::BlockPositions p = Model::kernelPositions(block, seq_len);
+  p.per_head = ops::alibiTerms(slopes);
+  return p;
 }
 
 }  // namespace posgeom::model

@@ -1,7 +1,5 @@
 #include "posgeom/model/model_config.h"
 
-#include <cmath>
-
 namespace posgeom::model {
 
 const char* positionSchemeName(PositionScheme scheme) {
@@ -12,35 +10,6 @@ const char* positionSchemeName(PositionScheme scheme) {
     case PositionScheme::kNone: return "none (causal mask only)";
   }
   return "unknown";
-}
-
-std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int64_t head_dim, int64_t max_positions,
-                                           int64_t seq_len) {
-  const auto dim = static_cast<int64_t>(static_cast<double>(head_dim) * rope.partial_rotary_factor);
-  double base = rope.theta;
-  if (rope.type == "dynamic" && max_positions > 0 && seq_len > max_positions)
-    base *= std::pow(rope.factor * static_cast<double>(seq_len) / static_cast<double>(max_positions) - (rope.factor - 1),
-                     static_cast<double>(dim) / static_cast<double>(dim - 2));
-  std::vector<double> inv(static_cast<size_t>(dim / 2));
-  for (int64_t j = 0; j < dim / 2; ++j)
-    inv[static_cast<size_t>(j)] = 1.0 / std::pow(base, static_cast<double>(2 * j) / static_cast<double>(dim));
-  if (rope.type == "linear")
-    for (auto& f : inv) f /= rope.factor;
-  if (rope.type == "llama3") {
-    // Long wavelengths slowed by the factor, short ones kept, the band between interpolated.
-    const double context = static_cast<double>(rope.original_max_positions);
-    const double low_wavelength = context / rope.low_freq_factor, high_wavelength = context / rope.high_freq_factor;
-    for (auto& f : inv) {
-      const double wavelength = 2 * M_PI / f;
-      if (wavelength > low_wavelength) {
-        f /= rope.factor;
-      } else if (wavelength >= high_wavelength) {
-        const double smooth = (context / wavelength - rope.low_freq_factor) / (rope.high_freq_factor - rope.low_freq_factor);
-        f = (1 - smooth) * f / rope.factor + smooth * f;
-      }
-    }
-  }
-  return inv;
 }
 
 }  // namespace posgeom::model

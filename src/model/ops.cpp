@@ -177,10 +177,46 @@ at::Tensor alibiSlopes(int64_t heads) {
   return at::tensor(slopes, at::TensorOptions().dtype(at::kFloat));
 }
 
+std::vector<positions::AdditiveTerm> alibiTerms(const at::Tensor& slopes) {
+  std::vector<positions::AdditiveTerm> terms;
+  if (!slopes.defined()) return terms;
+  const auto s = slopes.to(at::kCPU, at::kDouble).contiguous();
+  for (int64_t h = 0; h < s.numel(); ++h) terms.push_back(positions::alibiTerm(s.data_ptr<double>()[h]));
+  return terms;
+}
+
 at::Tensor alibiBias(const at::Tensor& slopes, int64_t seq_len, const at::Device& device) {
-  const auto pos = at::arange(seq_len, at::TensorOptions().dtype(at::kFloat).device(device));
-  const auto distance = pos.unsqueeze(1) - pos.unsqueeze(0);  // n - i
-  return -slopes.to(device).view({-1, 1, 1}) * distance.unsqueeze(0);
+  positions::BlockPositions p;
+  p.per_head = alibiTerms(slopes);
+  return positionBias(p, slopes.numel(), seq_len, device);
+}
+
+AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias) {
+  AttentionShape shape;
+  shape.causal = causal;
+  shape.window = causal ? positions.shared.mask.window : 0;
+  shape.scale = positions.shared.scale;
+  shape.logit_cap = positions.shared.logit_cap;
+  shape.bias = bias;
+  return shape;
+}
+
+at::Tensor positionBias(const positions::BlockPositions& positions, int64_t heads, int64_t seq_len,
+                        const at::Device& device) {
+  if (!positions.hasAdditive()) return {};
+  // Each head's term for every distance d = n - i in -(T-1) .. T-1, in float64 and then
+  // rounded once (for ALiBi the float32 product -slope x d itself), picked per (n, i).
+  const int64_t span = 2 * seq_len - 1;
+  std::vector<float> by_distance(static_cast<size_t>(heads * span));
+  for (int64_t h = 0; h < heads; ++h) {
+    const auto& term = positions.additive(h);
+    for (int64_t d = -(seq_len - 1); d < seq_len; ++d)
+      by_distance[static_cast<size_t>(h * span + d + seq_len - 1)] = static_cast<float>(term.at(d));
+  }
+  const auto table = at::tensor(by_distance, at::TensorOptions().dtype(at::kFloat)).view({heads, span}).to(device);
+  const auto pos = at::arange(seq_len, at::TensorOptions().dtype(at::kLong).device(device));
+  const auto index = (pos.unsqueeze(1) - pos.unsqueeze(0) + (seq_len - 1)).flatten();
+  return table.index_select(1, index).view({heads, seq_len, seq_len});
 }
 
 }  // namespace posgeom::model::ops

@@ -60,19 +60,13 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     block.means = layer.attention_input_sum / static_cast<double>(layer.sequences);
     block.samples = layer.attention_samples;
     const auto maps = model.queryKeyMaps(block_index);
-    const auto positions = model.kernelPositions(block_index, block.means.rows());
+    auto positions = model.kernelPositions(block_index, block.means.rows());
+    // The run's mask, which a run may set apart from the model's (causal on a bidirectional model).
+    positions.shared.mask = {causal, causal ? positions.shared.mask.window : 0};
     const bool normed = maps.q_norm.defined();
     // The key bias only where keys rotate, or where the head's norm or clamp makes it
     // nonlinear in its inputs: elsewhere it cancels in the softmax (HeadMaps).
-    const bool key_bias = !positions.rope_inverse_frequencies.empty() || normed || maps.clip > 0;
-    // What every head of the block shares; only the ALiBi slope is per head.
-    heads::KernelSettings shared;
-    shared.causal = causal;
-    shared.window = causal ? positions.window : 0;
-    shared.rope = positions.rope_inverse_frequencies;
-    shared.rope_interleaved = positions.rope_interleaved;
-    shared.scale = positions.scale;
-    shared.logit_cap = positions.logit_cap;
+    const bool key_bias = !positions.shared.rope.inverse_frequencies.empty() || normed || maps.clip > 0;
     for (int64_t h = 0; h < config.num_heads; ++h) {
       heads::HeadMaps head{anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h]),
                            key_bias ? Eigen::VectorXd(anova::toEigen(maps.bk[h])) : Eigen::VectorXd()};
@@ -83,8 +77,8 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
       }
       head.clip = maps.clip;
       block.maps.push_back(std::move(head));
-      heads::KernelSettings k = shared;
-      if (!positions.alibi_slopes.empty()) k.alibi_slope = positions.alibi_slopes.at(static_cast<size_t>(h));
+      heads::KernelSettings k;
+      k.positions = positions.head(h);
       block.kernel.push_back(std::move(k));
     }
     auto reports = heads::analyzeBlock(block, options);

@@ -21,7 +21,7 @@ BlockHeads fourHeads(int t, int d, int samples) {
     HeadMaps m{Eigen::MatrixXd::Random(4, d), Eigen::VectorXd::Random(4), Eigen::MatrixXd::Random(4, d), {}};
     KernelSettings k;
     if (h == 0) m.wq.setZero(), m.bq.setZero();
-    if (h == 1) m.wq.setZero(), m.bq.setZero(), k.alibi_slope = 3.0;
+    if (h == 1) m.wq.setZero(), m.bq.setZero(), k.positions.additive = positions::alibiTerm(3.0);
     b.maps.push_back(m);
     b.kernel.push_back(k);
   }
@@ -77,7 +77,7 @@ TEST(HeadAnalysis, BlockProjectionsMatchEachHeadAlone) {
   for (const bool rope : {false, true}) {
     auto block = fourHeads(70, 8, 3);  // more queries than one causal product block
     block.maps[3].wk = block.maps[2].wk;
-    for (auto& k : block.kernel) k.rope = rope ? plainRope(100.0, block.maps[0].wq.rows()) : std::vector<double>();
+    for (auto& k : block.kernel) k.positions.rope.inverse_frequencies = rope ? plainRope(100.0, block.maps[0].wq.rows()) : std::vector<double>();
     HeadOptions o;
     o.kernel_skip = 3;
     const auto heads = analyzeBlock(block, o);
@@ -100,7 +100,7 @@ TEST(HeadAnalysis, BlockProjectionsMatchEachHeadAlone) {
 // basis and the head's own logit scale.
 TEST(HeadAnalysis, QkBasisOnlyForAskedHeads) {
   auto block = fourHeads(30, 8, 2);
-  block.kernel[3].scale = 0.25;
+  block.kernel[3].positions.scale = 0.25;
   HeadOptions o;
   o.qk_maps = {{3, 3}, {2, 2}};  // block 2 is not this block
   const auto heads = analyzeBlock(block, o);
@@ -141,7 +141,7 @@ TEST(HeadAnalysis, ProbeNamesPlantedInductionAndPreviousTokenHeads) {
             {second, Eigen::VectorXd::Zero(e), first, {}},   // previous token (with a slope: nearest first)
             {Eigen::MatrixXd::Random(e, 2 * e) * 0.1, Eigen::VectorXd::Zero(e), Eigen::MatrixXd::Random(e, 2 * e) * 0.1, {}}};
   b.kernel.resize(3);
-  b.kernel[1].alibi_slope = 0.5;
+  b.kernel[1].positions.additive = positions::alibiTerm(0.5);
   HeadOptions o;
   o.kernel_skip = 0;
   o.repeat_period = period;
@@ -169,7 +169,7 @@ TEST(HeadAnalysis, LagScoreAveragesTheQueriesThatSeeTheKey) {
   EXPECT_DOUBLE_EQ(lagScore(a, 2, 0, s), 0.25);
   EXPECT_TRUE(std::isnan(lagScore(a, 2, 6, s)));
   s.skip = 0;
-  s.window = 2;  // keys n-1, n only
+  s.positions.mask.window = 2;  // keys n-1, n only
   EXPECT_TRUE(std::isnan(lagScore(a, 2, 0, s)));
 }
 

@@ -37,7 +37,7 @@ TEST(HeadMath, KeyRangesAndSoftmaxDenominator) {
   KernelSettings s;
   s.skip = 2;
   EXPECT_EQ(detail::keyRange(6, 10, s).count, 5);  // keys 2..6
-  s.causal = false;
+  s.positions.mask.causal = false;
   EXPECT_EQ(detail::keyRange(6, 10, s).count, 8);  // keys 2..9
   Eigen::VectorXd logits(3);
   logits << 1000.0, 1001.0, 999.0;  // large: needs the max shift
@@ -46,7 +46,7 @@ TEST(HeadMath, KeyRangesAndSoftmaxDenominator) {
   EXPECT_NEAR(logits.sum(), 1.0, 1e-15);
   EXPECT_NEAR(logits[1], 1.0 / (std::exp(-1.0) + 1.0 + std::exp(-2.0)), 1e-12);
   KernelSettings alibi;
-  alibi.alibi_slope = 0.25;
+  alibi.positions.additive = positions::alibiTerm(0.25);
   Eigen::VectorXd row = Eigen::VectorXd::Constant(5, 2.0);
   detail::finishLogits(row, 6, {2, 5}, 0.5, alibi);
   for (int i = 0; i < 5; ++i) EXPECT_NEAR(row[i], 1.0 - 0.25 * (6 - (2 + i)), 1e-15);  // ALiBi: -m (n - i)
@@ -57,13 +57,13 @@ TEST(HeadMath, KeyRangesAndSoftmaxDenominator) {
 TEST(HeadMath, WindowedKeysAndCappedLogits) {
   KernelSettings s;
   s.skip = 2;
-  s.window = 3;
+  s.positions.mask.window = 3;
   EXPECT_EQ(detail::keyRange(9, 12, s).first, 7);  // keys 7, 8, 9
   EXPECT_EQ(detail::keyRange(9, 12, s).count, 3);
   EXPECT_EQ(detail::keyRange(3, 12, s).first, 2);  // the skip still holds
   EXPECT_EQ(detail::keyRange(3, 12, s).count, 2);
-  s.logit_cap = 2.0;
-  s.alibi_slope = 0.5;
+  s.positions.logit_cap = 2.0;
+  s.positions.additive = positions::alibiTerm(0.5);
   Eigen::VectorXd row(2);
   row << 10.0, -1.0;
   detail::finishLogits(row, 3, {2, 2}, 0.5, s);

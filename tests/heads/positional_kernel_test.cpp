@@ -24,7 +24,7 @@ TEST(PositionalKernel, ZeroQueryGivesTheUniformKernel) {
     EXPECT_NEAR(etc[n], static_cast<double>(n - 5 + 1), 1e-9);  // every key counts
   }
   EXPECT_EQ(k.row(4).sum(), 0.0);
-  s.causal = false;
+  s.positions.mask.causal = false;
   EXPECT_NEAR(effectiveTokenCount(positionalKernel(head, means, s))[7], 15.0, 1e-9);
   EXPECT_EQ(classify(etc[19], 15, {}), "uniform");
 }
@@ -34,7 +34,7 @@ TEST(PositionalKernel, AlibiWithoutContentIsGeometric) {
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(40, 6);
   KernelSettings s;
   s.skip = 0;
-  s.alibi_slope = slope;
+  s.positions.additive = positions::alibiTerm(slope);
   const auto k = positionalKernel(zeroHead(4, 6), means, s);
   const Eigen::Index n = 39;
   // K_n(n - j) = r^j (1 - r) / (1 - r^(n+1)) with r = e^-slope.
@@ -57,7 +57,7 @@ TEST(PositionalKernel, RopeWithConstantKeysFollowsTheRotation) {
   HeadMaps head{Eigen::MatrixXd::Identity(d, d), Eigen::VectorXd::Zero(d), Eigen::MatrixXd::Identity(d, d), {}};
   KernelSettings s;
   s.skip = 0;
-  s.rope = plainRope(10.0, d);
+  s.positions.rope.inverse_frequencies = plainRope(10.0, d);
   const auto k = positionalKernel(head, means, s);
   const Eigen::Index n = 11;
   Eigen::VectorXd logits(n + 1);

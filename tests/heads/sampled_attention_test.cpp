@@ -25,8 +25,8 @@ TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
   for (double theta : {0.0, 50.0}) {
     KernelSettings s;
     s.skip = 3;
-    if (theta > 0) s.rope = plainRope(theta, 4);
-    s.alibi_slope = theta > 0 ? 0.0 : 0.3;
+    if (theta > 0) s.positions.rope.inverse_frequencies = plainRope(theta, 4);
+    if (theta == 0) s.positions.additive = positions::alibiTerm(0.3);
     const auto sampled = sampleAttention(head, means, stack({means, means, means}), s);
     const Eigen::MatrixXd kernel = positionalKernel(head, means, s);
     EXPECT_EQ(sampled.samples, 3);
@@ -58,13 +58,13 @@ TEST(SampledAttention, TheMeanQueryKernelIsPositionalKernels) {
     HeadMaps head = randomHead(4, 6);
     KernelSettings s;
     s.skip = 3;
-    if (variant == 1) s.causal = false;
+    if (variant == 1) s.positions.mask.causal = false;
     if (variant == 2) {
-      s.window = 20;
-      s.alibi_slope = 0.2;
+      s.positions.mask.window = 20;
+      s.positions.additive = positions::alibiTerm(0.2);
     }
     if (variant == 3) {
-      s.rope = plainRope(100.0, 4);
+      s.positions.rope.inverse_frequencies = plainRope(100.0, 4);
       head.bk = Eigen::VectorXd::Random(4);
     }
     if (variant == 4) {
@@ -89,7 +89,7 @@ TEST(SampledAttention, ZeroQueriesAttendUniformly) {
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(12, 6);
   KernelSettings s;
   s.skip = 2;
-  s.causal = false;
+  s.positions.mask.causal = false;
   const auto sampled = sampleAttention(head, means, stack({Eigen::MatrixXd::Random(12, 6), Eigen::MatrixXd::Random(12, 6)}), s);
   EXPECT_NEAR(sampled.entropy, std::log(10.0), 1e-12);  // 10 keys, equal weights
   EXPECT_NEAR(sampled.keys90, 9.0, 1e-12);
@@ -109,7 +109,7 @@ TEST(SampledAttention, SharesKernelAndDenominatorSpreadByHand) {
                                             Eigen::MatrixXd::Random(t, d)};
     KernelSettings s;
     s.skip = skip;
-    s.causal = causal;
+    s.positions.mask.causal = causal;
     const auto sampled = sampleAttention(head, means, stack(seqs), s);
     double energy[4] = {0, 0, 0, 0}, cv = 0, spread = 0;
     Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t), attention = Eigen::MatrixXd::Zero(t, t);

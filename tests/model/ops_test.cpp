@@ -141,5 +141,43 @@ TEST(Ops, NormsAndActivations) {
   EXPECT_FALSE(ops::isKnownActivation("tanh_but_wrong"));
 }
 
+TEST(PositionBias, IsEachHeadsTermByDistance) {
+  positions::BlockPositions p;
+  p.shared.mask.causal = false;
+  p.per_head = {positions::relativeBiasTerm({{0.4, -0.3, 0.9, 1.5, 0.2}, 2}), positions::alibiTerm(0.5)};
+  const auto bias = ops::positionBias(p, 2, 5, at::kCPU);
+  ASSERT_EQ(bias.sizes(), (std::vector<int64_t>{2, 5, 5}));
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t n = 0; n < 5; ++n)
+      for (int64_t i = 0; i < 5; ++i)
+        EXPECT_FLOAT_EQ(bias[h][n][i].item<float>(), static_cast<float>(p.additive(h).at(n - i)));
+  EXPECT_FALSE(ops::positionBias(positions::BlockPositions{}, 2, 5, at::kCPU).defined());
+}
+
+TEST(PositionBias, AlibiIsTheFloat32Product) {
+  // Bit for bit what the float32 -slope x (n - i) gives: the forward's ALiBi as before.
+  const auto slopes = ops::alibiSlopes(3);
+  const auto pos = at::arange(6, at::kFloat);
+  const auto expected = -slopes.view({-1, 1, 1}) * (pos.unsqueeze(1) - pos.unsqueeze(0)).unsqueeze(0);
+  EXPECT_TRUE(at::equal(ops::alibiBias(slopes, 6, at::kCPU), expected));
+}
+
+TEST(AttentionShape, TakesTheCallsMaskAndTheBlocksTerms) {
+  positions::BlockPositions p;
+  p.shared.mask.window = 4;
+  p.shared.scale = 0.5;
+  p.shared.logit_cap = 20;
+  const auto causal = ops::attentionShape(p, true);
+  EXPECT_TRUE(causal.causal);
+  EXPECT_EQ(causal.window, 4);
+  EXPECT_EQ(causal.scale, 0.5);
+  EXPECT_EQ(causal.logit_cap, 20);
+  EXPECT_FALSE(causal.bias.defined());
+  const auto both_ways = ops::attentionShape(p, false, at::zeros({1, 3, 3}));
+  EXPECT_FALSE(both_ways.causal);
+  EXPECT_EQ(both_ways.window, 0);  // a window only masks a causal call
+  EXPECT_TRUE(both_ways.bias.defined());
+}
+
 }  // namespace
 }  // namespace posgeom::testing

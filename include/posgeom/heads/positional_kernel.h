@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "posgeom/positions/head_positions.h"
+
 namespace posgeom::heads {
 
 struct HeadMaps {
@@ -22,16 +24,8 @@ struct HeadMaps {
 };
 
 struct KernelSettings {
-  bool causal = true;         // keys i <= n; false: every key (BERT)
-  int64_t skip = 5;           // keys before this position are outside the softmax
-  int64_t window = 0;         // > 0 (causal): only keys i > n - window (sliding window)
-  double alibi_slope = 0;     // BLOOM: bias -slope (n - i)
-  // RoPE: q turned at n and k at i (Hugging Face rotate_half over the first 2 x size dims,
-  // pair j at inverse frequency rope[j]); empty: no rotation.
-  std::vector<double> rope;
-  bool rope_interleaved = false;  // GPT-J: pairs (2j, 2j + 1) instead
-  double scale = 0;           // logit scale; 0: 1/sqrt(dh)
-  double logit_cap = 0;       // > 0: logits capped to cap tanh(logit / cap) before ALiBi (Gemma-2)
+  posgeom::positions::HeadPositions positions;  // as the model applies them (Model::kernelPositions)
+  int64_t skip = 5;                    // keys before this position are outside the softmax
 };
 
 // RoPE's plain inverse frequencies theta^(-2j/r), j < r/2, for the first r dims of a head.

@@ -50,7 +50,7 @@ struct BlockContext {
   bool causal = true;
   int64_t seq_len = 0;
   ops::RotaryTables rope;     // undefined tables: no rotation
-  at::Tensor attention_bias;  // additive [H,T,T] (ALiBi), or undefined
+  at::Tensor attention_bias;  // the additive terms (ALiBi, a relative-bias table) [H,T,T], or undefined
 
   // Training: dropout on embeddings and residual branches (GPT-2); the tensor itself otherwise.
   at::Tensor drop(const at::Tensor& t) const { return request.dropout > 0 ? at::dropout(t, request.dropout, true) : t; }
@@ -74,19 +74,6 @@ struct QueryKeyMaps {
   at::Tensor q_norm{}, k_norm{};  // [H, dh] per-head RMSNorm scales; undefined: no such norm
   double norm_eps = 1e-6;
   double clip = 0;  // > 0: q and k clamped to [-clip, clip] after the bias, before the norm (OLMo)
-};
-
-// How a head's logits depend on position beyond its inputs, as the architecture applies
-// it: what the heads analysis must apply to reproduce the model's attention.
-struct KernelPositions {
-  std::vector<double> alibi_slopes;  // per query head; empty: no ALiBi bias
-  // RoPE's inverse frequencies, one per turning pair (rotate_half over the first
-  // 2 x size dims of each head); empty: no rotation.
-  std::vector<double> rope_inverse_frequencies;
-  bool rope_interleaved = false;  // GPT-J: pairs (2j, 2j + 1)
-  int64_t window = 0;    // > 0: a query sees only keys i > n - window
-  double scale = 0;      // logit scale; 0: 1/sqrt(dh)
-  double logit_cap = 0;  // > 0: logits capped to cap tanh(logit / cap)
 };
 
 // Block `block`'s path from tokens through its heads' values and outputs to its MLP
@@ -132,9 +119,11 @@ class Model {
   virtual bool hasLmHead() const = 0;
   // Per-head ALiBi slopes [H] (float32), undefined for other schemes.
   virtual at::Tensor alibiSlopes() const { return {}; }
-  // Block `block`'s positional terms for windows of `seq_len`: by default the config's RoPE,
-  // window, scale and cap; ALiBi families add their slopes.
-  virtual KernelPositions kernelPositions(int64_t block, int64_t seq_len) const;
+  // How block `block`'s heads' logits depend on position beyond their inputs, for windows of
+  // `seq_len`: what the forward applies (ops::attentionShape) and the heads analysis
+  // reproduces. By default the config's mask, RoPE, window, scale and cap; ALiBi families
+  // add their slopes.
+  virtual positions::BlockPositions kernelPositions(int64_t block, int64_t seq_len) const;
   // The first block's circuit to its neurons for windows of `seq_len`; nullopt where the
   // family does not give it (then it emits no onMlpInput either).
   virtual std::optional<NeuronCircuit> neuronCircuit(int64_t /*seq_len*/) const { return std::nullopt; }
@@ -145,8 +134,21 @@ class Model {
   // Checks ids [B,T] against the vocabulary and positions (InputError) and moves them to
   // the device.
   at::Tensor idsOnDevice(const at::Tensor& ids) const;
+  // The position terms of a call, from kernelPositions, for embed to keep in the context:
+  // RoPE's tables, and the additive terms as a bias [H,T,T] (undefined where none; block 0's
+  // terms, which ALiBi's are for every block).
+  ops::RotaryTables rotaryTables(int64_t seq_len) const {
+    return ops::rotaryTables(seq_len, kernelPositions(0, seq_len).shared.rope, numerics_);
+  }
+  at::Tensor positionBias(int64_t seq_len) const {
+    return ops::positionBias(kernelPositions(0, seq_len), config_.num_heads, seq_len, numerics_.device);
+  }
+  // Block `block`'s attention in this call, from its kernelPositions: the call's mask, its bias.
+  ops::AttentionShape attentionShape(int64_t block, const BlockContext& context) const {
+    return ops::attentionShape(kernelPositions(block, context.seq_len), context.causal, context.attention_bias);
+  }
   // The config's kernel positions with ALiBi slopes [H] added (none when undefined).
-  KernelPositions alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const;
+  positions::BlockPositions alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const;
 
  private:
   ModelConfig config_;

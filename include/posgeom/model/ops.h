@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "posgeom/model/numerics.h"
+#include "posgeom/positions/head_positions.h"
 
 namespace posgeom::model::ops {
 
@@ -30,6 +31,13 @@ struct AttentionShape {
   double logit_cap = 0;   // > 0: scaled logits become cap tanh(logit / cap) (Gemma-2)
   at::Tensor bias;        // [H,T,T] or [1,H,T,T] added to the logits (ALiBi); may be undefined
 };
+// A block's shape from its positions: `causal` as the call asks (a window only then), the
+// additive term as `bias` (positionBias, made once a call).
+AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias = {});
+// The block's additive terms as a bias [H,T,T] float32 on `device` (entry n, i: head h's term
+// for n - i); undefined where no head adds one.
+at::Tensor positionBias(const positions::BlockPositions& positions, int64_t heads, int64_t seq_len,
+                        const at::Device& device);
 
 // Scaled dot-product attention. q [B,H,T,dh]; k, v [B,Hk,T,dh] with H a multiple of Hk
 // (grouped-query heads share key heads). Queries go in blocks of `query_block` (0: all at
@@ -51,11 +59,16 @@ struct RotaryTables {
 };
 RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num,
                           bool interleaved = false);
+inline RotaryTables rotaryTables(int64_t seq_len, const positions::Rope& rope, const Numerics& num) {
+  return rotaryTables(seq_len, rope.inverse_frequencies, num, rope.interleaved());
+}
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables);  // x [B,H,T,dh]
 
 // ALiBi slopes for any head count, as BLOOM defines them (non-powers of two interleaved).
 at::Tensor alibiSlopes(int64_t heads);  // float32 [H]
-// -slope_h * (n - i) for query n and key i: [H,T,T], float32.
+// Each head's ALiBi term from slopes [H] (none where undefined).
+std::vector<positions::AdditiveTerm> alibiTerms(const at::Tensor& slopes);
+// -slope_h * (n - i) for query n and key i: [H,T,T], float32 (positionBias of alibiTerms).
 at::Tensor alibiBias(const at::Tensor& slopes, int64_t seq_len, const at::Device& device);
 
 }  // namespace posgeom::model::ops

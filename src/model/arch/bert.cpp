@@ -131,7 +131,7 @@ class BertModel final : public Model {
     const auto q = ops::splitHeads(ops::linear(x, l.q_w, l.q_b, num), c.num_heads);
     const auto k = ops::splitHeads(ops::linear(x, l.k_w, l.k_b, num), c.num_heads);
     const auto v = ops::splitHeads(ops::linear(x, l.v_w, l.v_b, num), c.num_heads);
-    const auto ctx = ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num));
+    const auto ctx = ops::mergeHeads(ops::attention(q, k, v, attentionShape(i, context), num));
     const auto attended = num.round(ops::linear(ctx, l.o_w, l.o_b, num) + x);
     context.mlpInput(i, attended);  // post-LN: the attention's output norm is the MLP's input norm
     const auto a = ops::layerNorm(attended, l.attn_ln.w, l.attn_ln.b, c.norm_eps, num);

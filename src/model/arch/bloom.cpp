@@ -91,9 +91,8 @@ class BloomModel final : public Model {
     }
   }
 
-  at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
+  at::Tensor embed(const at::Tensor& ids, BlockContext& /*context*/) const override {
     const auto& num = numerics();
-    context.attention_bias = ops::alibiBias(slopes_, ids.size(1), num.device);
     return ops::layerNorm(at::embedding(word_, ids), emb_ln_.w, emb_ln_.b, config().norm_eps, num);
   }
 
@@ -106,7 +105,7 @@ class BloomModel final : public Model {
     const auto q = ops::splitHeads(ops::linear(a, b.q_w, b.q_b, num), c.num_heads);
     const auto k = ops::splitHeads(ops::linear(a, b.k_w, b.k_b, num), c.num_heads);
     const auto v = ops::splitHeads(ops::linear(a, b.v_w, b.v_b, num), c.num_heads);
-    const auto ctx = ops::mergeHeads(ops::attention(q, k, v, context.causal, context.attention_bias, num));
+    const auto ctx = ops::mergeHeads(ops::attention(q, k, v, attentionShape(i, context), num));
     const auto attended = num.round(x + ops::linear(ctx, b.o_w, b.o_b, num));
     const auto m = ops::layerNorm(attended, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
     const auto inner = ops::activation(c.activation, ops::linear(m, b.up_w, b.up_b, num), num);
@@ -128,7 +127,7 @@ class BloomModel final : public Model {
 
   bool hasLmHead() const override { return true; }
   at::Tensor alibiSlopes() const override { return slopes_; }
-  KernelPositions kernelPositions(int64_t block, int64_t seq_len) const override {
+  positions::BlockPositions kernelPositions(int64_t block, int64_t seq_len) const override {
     return alibiKernelPositions(slopes_, block, seq_len);
   }
 

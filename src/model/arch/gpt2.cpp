@@ -102,7 +102,6 @@ class Gpt2Model final : public Model {
     auto x = at::embedding(wte_, ids);
     if (wpe_.defined())
       x = x + at::embedding(wpe_, at::arange(ids.size(1), at::TensorOptions().dtype(at::kLong).device(num.device)));
-    if (slopes_.defined()) context.attention_bias = ops::alibiBias(slopes_, ids.size(1), num.device);
     return context.drop(num.round(x));
   }
 
@@ -114,7 +113,7 @@ class Gpt2Model final : public Model {
     context.attentionInput(i, a);
     const auto qkv = ops::linear(a, b.c_attn_w, b.c_attn_b, num).chunk(3, -1);
     const auto ctx = ops::attention(ops::splitHeads(qkv[0], c.num_heads), ops::splitHeads(qkv[1], c.num_heads),
-                                    ops::splitHeads(qkv[2], c.num_heads), context.causal, context.attention_bias, num);
+                                    ops::splitHeads(qkv[2], c.num_heads), attentionShape(i, context), num);
     const auto attended = num.round(x + context.drop(ops::linear(ops::mergeHeads(ctx), b.c_proj_w, b.c_proj_b, num)));
     context.mlpInput(i, attended);
     const auto m = ops::layerNorm(attended, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
@@ -150,7 +149,7 @@ class Gpt2Model final : public Model {
 
   bool hasLmHead() const override { return true; }
   at::Tensor alibiSlopes() const override { return slopes_; }
-  KernelPositions kernelPositions(int64_t block, int64_t seq_len) const override {
+  positions::BlockPositions kernelPositions(int64_t block, int64_t seq_len) const override {
     return alibiKernelPositions(slopes_, block, seq_len);
   }
 

@@ -152,11 +152,8 @@ class GptNeoModel final : public Model {
     const auto q = ops::splitHeads(ops::linear(a, b.q_w, {}, num), c.num_heads);
     const auto k = ops::splitHeads(ops::linear(a, b.k_w, {}, num), c.num_heads);
     const auto v = ops::splitHeads(ops::linear(a, b.v_w, {}, num), c.num_heads);
-    ops::AttentionShape shape;
-    shape.causal = context.causal;
-    shape.window = context.causal ? c.attentionWindow(i) : 0;
-    shape.scale = c.attention_scale;
-    const auto attended = num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, shape, num)), b.o_w, b.o_b, num));
+    const auto attended =
+        num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(i, context), num)), b.o_w, b.o_b, num));
     const auto m = ops::layerNorm(attended, b.ln_2.w, b.ln_2.b, c.norm_eps, num);
     const auto inner = ops::activation(c.activation, ops::linear(m, b.fc_w, b.fc_b, num), num);
     return num.round(attended + ops::linear(inner, b.proj_w, b.proj_b, num));

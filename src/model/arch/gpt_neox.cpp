@@ -119,9 +119,8 @@ class GptNeoXModel final : public Model {
   }
 
   at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
-    const auto& c = config();
     const int64_t t = ids.size(1);
-    context.rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), numerics());
+    context.rope = rotaryTables(t);
     return at::embedding(embed_, ids);
   }
 
@@ -135,7 +134,7 @@ class GptNeoXModel final : public Model {
     const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.q_w, l.q_b, num), c.num_heads), rope));
     const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, l.k_w, l.k_b, num), c.num_heads), rope));
     const auto v = ops::splitHeads(ops::linear(a, l.v_w, l.v_b, num), c.num_heads);
-    const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num)), l.o_w, l.o_b, num);
+    const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(i, context), num)), l.o_w, l.o_b, num);
     // Parallel: the MLP reads the block's input; serial: the input plus the attention.
     const auto mlp_input = c.parallel_residual ? x : num.round(x + attended);
     const auto m = ops::layerNorm(mlp_input, l.ln_2.w, l.ln_2.b, c.norm_eps, num);

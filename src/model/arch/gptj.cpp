@@ -95,9 +95,8 @@ class GptJModel final : public Model {
   }
 
   at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
-    const auto& c = config();
     const int64_t t = ids.size(1);
-    context.rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), numerics(), true);
+    context.rope = rotaryTables(t);
     return at::embedding(wte_, ids);
   }
 
@@ -111,7 +110,7 @@ class GptJModel final : public Model {
     const auto q = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, b.q_w, {}, num), c.num_heads), rope));
     const auto k = num.round(ops::applyRotary(ops::splitHeads(ops::linear(a, b.k_w, {}, num), c.num_heads), rope));
     const auto v = ops::splitHeads(ops::linear(a, b.v_w, {}, num), c.num_heads);
-    const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num)), b.o_w, {}, num);
+    const auto attended = ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(i, context), num)), b.o_w, {}, num);
     const auto mlp = ops::linear(ops::activation(c.activation, ops::linear(a, b.fc_in_w, b.fc_in_b, num), num),
                                  b.fc_out_w, b.fc_out_b, num);
     return num.round(num.round(attended + mlp) + x);

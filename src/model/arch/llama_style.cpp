@@ -235,8 +235,7 @@ at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w) const {
   return num.round((normed * (1 + w.to(at::kFloat))).to(x.scalar_type()));
 }
 
-at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tensor& a, bool causal,
-                                   const ops::RotaryTables& rope) const {
+at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const {
   const auto& c = config();
   const auto& num = numerics();
   auto clip = [&](const at::Tensor& t) { return c.qkv_clip > 0 ? t.clamp(-c.qkv_clip, c.qkv_clip) : t; };
@@ -246,22 +245,17 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
     q = ops::rmsNorm(q, l.q_norm, c.norm_eps, num);
     k = ops::rmsNorm(k, l.k_norm, c.norm_eps, num);
   }
-  q = num.round(ops::applyRotary(q, rope));
-  k = num.round(ops::applyRotary(k, rope));
+  q = num.round(ops::applyRotary(q, context.rope));
+  k = num.round(ops::applyRotary(k, context.rope));
   const auto v = ops::splitHeads(clip(ops::linear(a, l.v, l.v_bias, num)), c.num_kv_heads);
-  ops::AttentionShape shape;
-  shape.causal = causal;
-  shape.window = causal ? c.attentionWindow(block) : 0;
-  shape.scale = c.attention_scale;
-  shape.logit_cap = c.attention_logit_cap;
-  return ops::linear(ops::mergeHeads(ops::attention(q, k, v, shape, num)), l.o, l.o_bias, num);
+  return ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(block, context), num)), l.o, l.o_bias, num);
 }
 
 at::Tensor DecoderModel::embed(const at::Tensor& ids, BlockContext& context) const {
   const auto& c = config();
   const auto& num = numerics();
   const int64_t t = ids.size(1);
-  context.rope = ops::rotaryTables(t, ropeInverseFrequencies(c.rope, c.headDim(), c.max_positions, t), num);
+  context.rope = rotaryTables(t);
   auto x = at::embedding(embed_, ids);
   // Gemma multiplies by sqrt(d) held in the activations' dtype.
   if (style_.gemma_norms) x = num.round(x * num.fit(at::scalar_tensor(std::sqrt(static_cast<double>(c.hidden_size)))));
@@ -279,7 +273,7 @@ at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContex
   const auto& l = layers_[static_cast<size_t>(i)];
   const auto a = norm(x, l.ln_1);
   context.attentionInput(i, a);
-  const auto attended = attention(l, i, a, context.causal, context.rope);
+  const auto attended = attention(l, i, a, context);
   const auto residual = num.round(x + (style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
   context.mlpInput(i, residual);
   const auto out = mlp(l, norm(residual, style_.sandwich_norms ? l.pre_mlp_ln : l.ln_2));

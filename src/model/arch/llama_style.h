@@ -70,7 +70,7 @@ class DecoderModel : public Model {
         down;
   };
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w) const;
-  at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, bool causal, const ops::RotaryTables& rope) const;
+  at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const;
   // The MLP of layer `l` on its normed input `m`: the gated dense MLP (an MoE family's
   // router and experts take its place here).
   at::Tensor mlp(const Layer& l, const at::Tensor& m) const;

@@ -124,7 +124,7 @@ class OptModel final : public Model {
     const auto q = ops::splitHeads(ops::linear(a, l.q_w, l.q_b, num), c.num_heads);
     const auto k = ops::splitHeads(ops::linear(a, l.k_w, l.k_b, num), c.num_heads);
     const auto v = ops::splitHeads(ops::linear(a, l.v_w, l.v_b, num), c.num_heads);
-    x = num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, context.causal, {}, num)), l.o_w, l.o_b, num));
+    x = num.round(x + ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(i, context), num)), l.o_w, l.o_b, num));
     if (c.post_norm) x = norm(x, l.attn_ln);
     const auto m = c.post_norm ? x : norm(x, l.mlp_ln);
     x = num.round(x + ops::linear(ops::activation(c.activation, ops::linear(m, l.fc1_w, l.fc1_b, num), num), l.fc2_w,

@@ -15,8 +15,8 @@ TEST(GptJ, RotaryDimIsAPartialInterleavedRotation) {
   const auto& rope = loaded.model->config().rope;
   EXPECT_TRUE(rope.interleaved);
   EXPECT_EQ(rope.partial_rotary_factor, 0.5);
-  EXPECT_TRUE(loaded.model->kernelPositions(0, 24).rope_interleaved);
-  EXPECT_EQ(loaded.model->kernelPositions(0, 24).rope_inverse_frequencies.size(), 4u);
+  EXPECT_TRUE(loaded.model->kernelPositions(0, 24).shared.rope.interleaved());
+  EXPECT_EQ(loaded.model->kernelPositions(0, 24).shared.rope.inverse_frequencies.size(), 4u);
 }
 
 // rotate_every_two: pair (2j, 2j + 1) turns by t x frequency j, the rest passes.

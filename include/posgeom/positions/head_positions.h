@@ -1,0 +1,70 @@
+#pragma once
+// What position adds to an attention head's logit, as one vocabulary for the forward
+// (model/ops) and the heads analysis (heads/): the mask, the logit scale and soft cap,
+// RoPE's angles, and an additive term by the distance n - i of query n and key i.
+// Torch-free and Eigen-free: a leaf below both.
+#include <cstdint>
+#include <vector>
+
+namespace posgeom::positions {
+
+struct Mask {
+  bool causal = true;  // keys i <= n; false: every key (BERT)
+  int64_t window = 0;  // causal only: > 0 keeps keys i > n - window (sliding window)
+};
+
+// RoPE: q turned at n and k at i by angle position x inverse_frequencies[j] for pair j.
+enum class RopePairing {
+  kRotateHalf,   // Hugging Face's rotate_half: pairs (j, j + F) over the first 2F dims
+  kInterleaved,  // GPT-J's rotate_every_two: pairs (2j, 2j + 1)
+};
+struct Rope {
+  std::vector<double> inverse_frequencies;  // one per turning pair; empty: no rotation
+  RopePairing pairing = RopePairing::kRotateHalf;
+  bool interleaved() const { return pairing == RopePairing::kInterleaved; }
+};
+
+// A learned bias per bucket of the signed distance d = n - i: bucket(d) =
+// clamp(d, -max_distance, max_distance) + max_distance, so `values` holds
+// 2 max_distance + 1 biases from d = -max_distance up. (T5's log buckets would be
+// another bucketing rule beside this one.)
+struct RelativeBiasTable {
+  std::vector<double> values;
+  int64_t max_distance = 0;
+  int64_t bucket(int64_t distance) const;
+};
+
+// What a head adds to its logits after scale and cap: nothing, ALiBi's -slope (n - i), or
+// a relative-bias table's value for n - i.
+struct AdditiveTerm {
+  enum class Kind { kNone, kAlibi, kRelativeTable };
+  Kind kind = Kind::kNone;
+  double slope = 0;         // kAlibi
+  RelativeBiasTable table;  // kRelativeTable
+  bool none() const { return kind == Kind::kNone; }
+  // The term for distance n - i: the one place that reads the kind.
+  double at(int64_t distance) const;
+};
+AdditiveTerm alibiTerm(double slope);
+AdditiveTerm relativeBiasTerm(RelativeBiasTable table);
+
+// Everything one head's logit takes from position beyond its inputs.
+struct HeadPositions {
+  Mask mask;
+  double scale = 0;      // logit scale; 0: 1/sqrt(dh)
+  double logit_cap = 0;  // > 0: scaled logits become cap tanh(logit / cap) (Gemma-2), before the additive term
+  Rope rope;
+  AdditiveTerm additive;
+};
+
+// A block's heads: what they share, and where the additive term differs per query head
+// (ALiBi's slopes), each head's term.
+struct BlockPositions {
+  HeadPositions shared;
+  std::vector<AdditiveTerm> per_head;  // per query head; empty: every head takes shared.additive
+  const AdditiveTerm& additive(int64_t h) const;
+  HeadPositions head(int64_t h) const;
+  bool hasAdditive() const;  // some head adds a term
+};
+
+}  // namespace posgeom::positions

@@ -1,0 +1,29 @@
+#pragma once
+// RoPE's frequencies as Hugging Face's configs define them, for the forward and the heads
+// analysis alike.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace posgeom::positions {
+
+// RoPE as Hugging Face's rope_parameters (rope_scaling before transformers 5) define it:
+// the base, the share of each head that turns, and the frequency scalings real models use.
+struct RopeConfig {
+  double theta = 10000.0;
+  std::string type = "default";  // default, linear, dynamic, llama3
+  double factor = 1.0;           // linear, dynamic, llama3
+  double low_freq_factor = 1.0;  // llama3
+  double high_freq_factor = 4.0;
+  int64_t original_max_positions = 0;  // llama3: the pretraining context
+  double partial_rotary_factor = 1.0;  // the first int(head_dim x factor) dims turn (GPT-NeoX's rotary_pct)
+  bool interleaved = false;            // GPT-J: pairs (2j, 2j + 1) turn, not (j, j + r/2)
+};
+
+// The inverse frequency of each turning pair (j, j + r/2), r = the rotary dims, for windows
+// of `seq_len` (dynamic NTK scaling grows its base past max_positions, as transformers does
+// for the longest position it sees). The heads analysis turns by the same angles.
+std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int64_t head_dim, int64_t max_positions,
+                                           int64_t seq_len);
+
+}  // namespace posgeom::positions

@@ -1,0 +1,65 @@
+#include "posgeom/positions/rope.h"
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+// RoPE's frequencies from their definitions (transformers' modeling_rope_utils): plain
+// theta^(-2j/r) over the rotary dims r; linear divides them by the factor; dynamic NTK raises
+// the base by (factor T / max - (factor - 1))^(r / (r - 2)) once T passes max; llama3 keeps
+// wavelengths under context / high_freq_factor, slows those over context / low_freq_factor by
+// the factor, and blends linearly in 1 / wavelength between.
+TEST(Rope, InverseFrequenciesFollowTheirDefinitions) {
+  positions::RopeConfig rope;
+  rope.theta = 100.0;
+  const auto plain = positions::ropeInverseFrequencies(rope, 8, 16, 10);
+  ASSERT_EQ(plain.size(), 4u);
+  for (int j = 0; j < 4; ++j) EXPECT_NEAR(plain[static_cast<size_t>(j)], std::pow(100.0, -2.0 * j / 8), 1e-15);
+  rope.partial_rotary_factor = 0.5;  // GPT-NeoX: the first 4 of 8 dims turn
+  const auto partial = positions::ropeInverseFrequencies(rope, 8, 16, 10);
+  ASSERT_EQ(partial.size(), 2u);
+  EXPECT_NEAR(partial[1], std::pow(100.0, -2.0 / 4), 1e-15);
+  rope.partial_rotary_factor = 1.0;
+  rope.type = "linear";
+  rope.factor = 4.0;
+  EXPECT_NEAR(positions::ropeInverseFrequencies(rope, 8, 16, 10)[2], plain[2] / 4.0, 1e-15);
+  rope.type = "dynamic";
+  rope.factor = 2.0;
+  EXPECT_EQ(positions::ropeInverseFrequencies(rope, 8, 16, 16), plain);  // not past max: unchanged
+  const double base = 100.0 * std::pow(2.0 * 24 / 16 - 1.0, 8.0 / 6.0);
+  EXPECT_NEAR(positions::ropeInverseFrequencies(rope, 8, 16, 24)[3], std::pow(base, -6.0 / 8), 1e-15);
+  rope.type = "llama3";
+  rope.theta = 10000.0;
+  rope.factor = 8.0;
+  rope.low_freq_factor = 1.0;
+  rope.high_freq_factor = 4.0;
+  rope.original_max_positions = 64;  // wavelengths under 16 kept, over 64 slowed 8 times
+  rope.type = "default";
+  const auto unscaled = positions::ropeInverseFrequencies(rope, 12, 256, 24);
+  rope.type = "llama3";
+  const auto scaled = positions::ropeInverseFrequencies(rope, 12, 256, 24);
+  int kept = 0, slowed = 0, blended = 0;
+  for (size_t j = 0; j < scaled.size(); ++j) {
+    const double wavelength = 2 * M_PI / unscaled[j];
+    if (wavelength < 16) {
+      EXPECT_EQ(scaled[j], unscaled[j]);
+      ++kept;
+    } else if (wavelength > 64) {
+      EXPECT_NEAR(scaled[j], unscaled[j] / 8, 1e-15);
+      ++slowed;
+    } else {
+      const double smooth = (64 / wavelength - 1.0) / 3.0;
+      EXPECT_NEAR(scaled[j], (1 - smooth) * unscaled[j] / 8 + smooth * unscaled[j], 1e-15);
+      ++blended;
+    }
+  }
+  EXPECT_EQ(kept, 1);
+  EXPECT_EQ(blended, 1);
+  EXPECT_EQ(slowed, 4);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
