@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/parallel.h"
 #include "posgeom/heads/qk_subspace.h"
 #include "posgeom/metrics/lapack.h"
@@ -19,7 +20,7 @@ namespace posgeom::heads {
 QueryMode parseQueryMode(const std::string& name) {
   if (name == "sampled") return QueryMode::kSampled;
   if (name == "mean") return QueryMode::kMeanEmbedding;
-  throw InputError("--kernel-query", "'" + name + "' (use sampled or mean)");
+  throw InputError(option::kKernelQuery, "'" + name + "' (use sampled or mean)");
 }
 
 std::string queryModeName(QueryMode mode) { return mode == QueryMode::kSampled ? "sampled" : "mean"; }
@@ -37,7 +38,7 @@ std::vector<std::pair<int64_t, int64_t>> parseHeadList(const std::string& spec) 
     const bool block_ok = dot != std::string::npos && end == item.c_str() + dot && dot > 0;
     const long head = block_ok ? std::strtol(item.c_str() + dot + 1, &end, 10) : -1;
     if (!block_ok || *end != '\0' || dot + 1 == item.size() || block < 0 || head < 0)
-      throw InputError("--qk-heads", "'" + item + "' is not BLOCK.HEAD (0-based block, e.g. 3.0)");
+      throw InputError(option::kQkHeads, "'" + item + "' is not BLOCK.HEAD (0-based block, e.g. 3.0)");
     out.emplace_back(block, head);
   }
   return out;
@@ -183,7 +184,7 @@ double lagScore(const Eigen::MatrixXd& attention, Eigen::Index lag, Eigen::Index
 
 std::vector<HeadReport> analyzeBlock(const BlockHeads& block, const HeadOptions& options, unsigned threads) {
   if (options.kernel_skip >= block.means.rows())
-    throw InputError("--kernel-skip", "leaves no keys in windows of " + std::to_string(block.means.rows()));
+    throw InputError(option::kKernelSkip, "leaves no keys in windows of " + std::to_string(block.means.rows()));
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   // Everything on these threads, each one's products on one BLAS thread: the BLAS's own
   // threads would only compete with them, and spin between calls (the basis' SVD took

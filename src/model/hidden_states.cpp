@@ -8,6 +8,7 @@
 #include "posgeom/base/byte_size.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/process_memory.h"
 #include "posgeom/base/progress.h"
 #include "posgeom/io/safetensors.h"
@@ -30,10 +31,10 @@ at::Tensor readInputIds(const std::filesystem::path& path) {
 // --random-ids B,T checked against the model before a single id is made.
 void checkRandomShape(const HiddenStatesRequest& job, const ModelConfig& config) {
   if (job.random_batch <= 0 || job.random_len <= 0)
-    throw InputError("--random-ids", std::to_string(job.random_batch) + "," + std::to_string(job.random_len) +
+    throw InputError(option::kRandomIds, std::to_string(job.random_batch) + "," + std::to_string(job.random_len) +
                                          ": B (sequences) and T (tokens each) must both be positive");
   if (config.positions == PositionScheme::kLearned && config.max_positions > 0 && job.random_len > config.max_positions)
-    throw InputError("--random-ids", "T = " + std::to_string(job.random_len) + " exceeds the model's " +
+    throw InputError(option::kRandomIds, "T = " + std::to_string(job.random_len) + " exceeds the model's " +
                                          std::to_string(config.max_positions) + " positions");
 }
 
@@ -124,7 +125,7 @@ std::string collectHiddenStates(const HiddenStatesRequest& job, io::SafetensorsW
   const bool logits = job.logits && model.hasLmHead();
   at::Tensor ids;
   if (random) {
-    checkOutputsFit(model, job.random_batch, job.random_len, logits, "--random-ids");
+    checkOutputsFit(model, job.random_batch, job.random_len, logits, option::kRandomIds);
     ids = randomIds(job, model.config().vocab_size);
   } else {
     ids = readInputIds(job.ids_path);

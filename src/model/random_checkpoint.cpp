@@ -7,6 +7,7 @@
 
 #include "posgeom/base/byte_size.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/process_memory.h"
 #include "posgeom/base/parallel.h"
 #include "posgeom/io/atomic_file.h"
@@ -113,9 +114,9 @@ void checkRandomCheckpointOut(const std::filesystem::path& dir, bool force) {
 }
 
 void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesystem::path& dir) {
-  const auto& arch = architectureFor(spec.model_type, "--arch");
+  const auto& arch = architectureFor(spec.model_type, option::kArch);
   if (spec.layers > kMaxLayers)
-    throw InputError("--layers", std::to_string(spec.layers) + " is more than " + std::to_string(kMaxLayers));
+    throw InputError(option::kLayers, std::to_string(spec.layers) + " is more than " + std::to_string(kMaxLayers));
   ModelShape shape;
   shape.layers = spec.layers;
   shape.hidden_size = spec.hidden_size;

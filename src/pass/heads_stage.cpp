@@ -5,6 +5,7 @@
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/base/progress.h"
 #include "pass_model.h"
 
@@ -54,7 +55,7 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     const int64_t block_index = layer.layer - 1;
     progress.update(done++, 0, "block " + std::to_string(block_index));
     if (layer.attention_input_sum.cols() != config.hidden_size || layer.layer > config.num_layers)
-      throw InputError("--model", "does not match the state's layer " + std::to_string(layer.layer));
+      throw InputError(option::kModel, "does not match the state's layer " + std::to_string(layer.layer));
     heads::BlockHeads block;
     block.block = block_index;
     block.means = layer.attention_input_sum / static_cast<double>(layer.sequences);
