@@ -13,7 +13,8 @@ ForwardOutputs Model::forward(const ForwardRequest& r) const {
   const auto ids = idsOnDevice(r.ids);
   // The additive terms (ALiBi, a relative-bias table) as one bias for every block: a family
   // with a new scheme only says it in kernelPositions.
-  BlockContext context{r, causalFor(r), ids.size(1), {}, positionBias(ids.size(1))};
+  BlockContext context(r, causalFor(r), ids.size(1));
+  context.attention_bias = positionBias(ids.size(1));
   auto x = embed(ids, context);
   if (r.observer) r.observer->onHidden(0, x);
   for (int64_t i = 0; i < last; ++i) {

@@ -72,7 +72,7 @@ TEST_F(ModelContract, BlockByBlockIsTheForward) {
   model::ForwardRequest plain;
   plain.ids = r.ids;
   plain.want_logits = true;
-  model::BlockContext context{plain, true, 8, {}, {}};
+  model::BlockContext context(plain, true, 8);
   auto x = m.model->embed(r.ids, context);
   ASSERT_EQ(kept.hidden.size(), 4u);
   EXPECT_TRUE(at::equal(x, kept.hidden[0]));

@@ -46,6 +46,11 @@ struct ForwardOutputs {
 // What the blocks of one forward call share: the request (its observer, its dropout), the
 // mask, and the position terms made once a call by embed (RoPE's tables, an additive bias).
 struct BlockContext {
+  // A constructor, not an aggregate: GCC 12 with LibTorch 2.11's headers warns that a
+  // braced `{}` RotaryTables "may be used uninitialized" (the CUDA build failed on it).
+  BlockContext(const ForwardRequest& r, bool causal_mask, int64_t length)
+      : request(r), causal(causal_mask), seq_len(length) {}
+
   const ForwardRequest& request;
   bool causal = true;
   int64_t seq_len = 0;
