@@ -1,11 +1,10 @@
 #include "posgeom/pass/analysis_run.h"
 
-#include <spdlog/spdlog.h>
-
 #include <memory>
 
 #include "posgeom/anova/state_merge.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
 #include "posgeom/base/option_names.h"
 #include "posgeom/base/stopwatch.h"
 #include "posgeom/corpus/document_reader.h"
@@ -70,10 +69,12 @@ int64_t shareResumedState(std::optional<anova::AnalysisState>& resumed, runtime:
 void logPassEnd(const AnalysisPass& pass, double forward_s) {
   const auto& ws = pass.windowsRead();
   const auto& ss = pass.streamRead();
-  spdlog::info("{} windows of {} tokens ({} tokens read, {} documents) in {:.1f} s", pass.windows(), pass.plan().pass.seq_len,
-               ws.tokens_read, ws.documents_seen, forward_s);
-  if (ss.invalid_utf8_replaced) spdlog::warn("{} invalid UTF-8 sequences were replaced", ss.invalid_utf8_replaced);
-  if (ss.skipped_rows) spdlog::warn("{} malformed JSON Lines rows were skipped", ss.skipped_rows);
+  // Through posgeom's log: this unit includes Torch (see base/log.h).
+  log::info(std::to_string(pass.windows()) + " windows of " + std::to_string(pass.plan().pass.seq_len) + " tokens (" +
+            std::to_string(ws.tokens_read) + " tokens read, " + std::to_string(ws.documents_seen) + " documents) in " +
+            log::number("%.1f", forward_s) + " s");
+  if (ss.invalid_utf8_replaced) log::warn(std::to_string(ss.invalid_utf8_replaced) + " invalid UTF-8 sequences were replaced");
+  if (ss.skipped_rows) log::warn(std::to_string(ss.skipped_rows) + " malformed JSON Lines rows were skipped");
 }
 
 // The stages after the pass that need the model: the heads, then block 0's neurons.
@@ -139,7 +140,7 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   if (resumed) {
     pass.resumeFrom(*resumed, sampler, o.corpus.path, control.resume_state.string());
     forward_s = resumed->settings["timings"].value("forward_and_accumulate_s", 0.0);
-    spdlog::info("resuming after {} windows from {}", pass.windows(), control.resume_state.string());
+    log::info("resuming after " + std::to_string(pass.windows()) + " windows from " + control.resume_state.string());
   }
   RunHooks hooks(control, ranks, pass, state, load_s, forward_s);
   if (ranks && resumed) hooks.resumedAt(resumed_all_windows);
@@ -153,8 +154,8 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   // On every rank alike (the count is of all ranks): a rank without windows is no error.
   if (hooks.allWindows() == 0) throw InputError(o.corpus.path, "this shard received no window");
   if (hooks.allWindows() == 1 && (!ranks || ranks->root()))
-    spdlog::warn("{}: {}{}", plan.shard.count > 1 ? "--shard " + plan.shard.str() : o.corpus.path, singleWindowWarning(),
-                 plan.shard.count > 1 ? "; merging the shards' states gives the whole run's report" : "");
+    log::warn((plan.shard.count > 1 ? "--shard " + plan.shard.str() : o.corpus.path) + ": " + singleWindowWarning() +
+              (plan.shard.count > 1 ? "; merging the shards' states gives the whole run's report" : ""));
   // Saved before the end stages and the report: a stop during those resumes with no pass.
   hooks.snapshot(true, forward_s);
   if (ranks && !ranks->root()) return {};  // rank 0 has the statistics of all, and writes

@@ -1,12 +1,11 @@
 #include "posgeom/pass/metrics_stage.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "posgeom/base/log.h"
 #include "posgeom/base/progress.h"
 #include "posgeom/pass/device_moment_solver.h"
 #include "posgeom/pass/memory_estimate.h"
@@ -50,8 +49,8 @@ RunMetrics runMetricsStage(const anova::AnalysisState& state, const ReportOption
   RunMetrics run;
   run.solver = solver.name();
   if (progress && !state.layers.empty() && state.layers.front().hasSecondMoment())
-    spdlog::info("metrics: the {} x {} eigenvalue problems by {}", state.layers.front().dim(), state.layers.front().dim(),
-                 solver.name());
+    log::info("metrics: the " + std::to_string(state.layers.front().dim()) + " x " + std::to_string(state.layers.front().dim()) +
+              " eigenvalue problems by " + solver.name());
   std::unique_ptr<ProgressLine> line;
   if (progress) line = std::make_unique<ProgressLine>("metrics", static_cast<int64_t>(state.layers.size()), "layers");
   int64_t done = 0;
