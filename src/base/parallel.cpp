@@ -1,5 +1,7 @@
 #include "posgeom/base/parallel.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -15,10 +17,19 @@ void parallelFor(std::size_t count, unsigned workers, const std::function<void(s
     for (std::size_t i = 0; i < count; ++i) body(i);
     return;
   }
+  // A thread started here takes OpenMP's default team (every core), the caller the team its
+  // --threads set: where the process has OpenMP (a CUDA LibTorch's libgomp), a product on a
+  // worker would sum in another order than on the caller. Each worker takes the caller's.
+  using GetTeam = int (*)();
+  using SetTeam = void (*)(int);
+  static const auto get_team = reinterpret_cast<GetTeam>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  static const auto set_team = reinterpret_cast<SetTeam>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  const int team = get_team ? get_team() : 0;
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto work = [&] {
+    if (set_team && team > 0) set_team(team);
     try {
       for (std::size_t i; (i = next++) < count;) body(i);
     } catch (...) {
