@@ -7,6 +7,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/checkpoint.h"
+#include "posgeom/model/ops.h"
 
 namespace posgeom::model {
 
@@ -75,6 +76,23 @@ double normEpsilon(const io::JsonConfig& c, std::initializer_list<const char*> k
   if (!(eps >= 0) || !std::isfinite(eps))
     c.fail(key + " must be a number >= 0 (got " + shortNumber(eps) + "): the norm takes the root of the variance plus it");
   return eps;
+}
+
+ModelConfig readSizes(const io::JsonConfig& c, std::initializer_list<const char*> hidden,
+                      std::initializer_list<const char*> layers, std::initializer_list<const char*> heads) {
+  ModelConfig m;
+  m.vocab_size = c.requirePositiveInt({"vocab_size"});
+  m.hidden_size = c.requirePositiveInt(hidden);
+  m.num_layers = c.requirePositiveInt(layers);
+  m.num_heads = c.requirePositiveInt(heads);
+  m.num_kv_heads = m.num_heads;
+  return m;
+}
+
+std::string readActivation(const io::JsonConfig& c, const char* key, const char* fallback) {
+  auto activation = c.string({key}, fallback);
+  if (!ops::isKnownActivation(activation)) c.fail(std::string("unsupported ") + key + " '" + activation + "'");
+  return activation;
 }
 
 ModelConfig configForShape(const ModelShape& shape, const ShapeDefaults& defaults) {

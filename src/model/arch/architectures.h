@@ -39,6 +39,14 @@ double positiveValue(const io::JsonConfig& c, const nlohmann::json& value, const
 // A norm's epsilon: >= 0 (a negative one takes the root of a negative variance).
 double normEpsilon(const io::JsonConfig& c, std::initializer_list<const char*> keys, double fallback);
 
+// vocab_size and the sizes under the first key of each list the config gives (each required,
+// positive); as many key/value heads as heads.
+ModelConfig readSizes(const io::JsonConfig& c, std::initializer_list<const char*> hidden = {"hidden_size"},
+                      std::initializer_list<const char*> layers = {"num_hidden_layers"},
+                      std::initializer_list<const char*> heads = {"num_attention_heads"});
+// The activation under `key` (`fallback` when absent), refused unless the forward has it.
+std::string readActivation(const io::JsonConfig& c, const char* key, const char* fallback);
+
 // What a family's own models have where a shape leaves it open.
 struct ShapeDefaults {
   std::string activation;

@@ -17,18 +17,12 @@ using bert_style::BertStyle;
 std::string layer(int64_t i) { return "encoder.layer." + std::to_string(i) + "."; }
 
 ModelConfig parseConfig(const io::JsonConfig& c) {
-  ModelConfig m;
-  m.vocab_size = c.requirePositiveInt({"vocab_size"});
-  m.hidden_size = c.requirePositiveInt({"hidden_size"});
-  m.num_layers = c.requirePositiveInt({"num_hidden_layers"});
-  m.num_heads = c.requirePositiveInt({"num_attention_heads"});
-  m.num_kv_heads = m.num_heads;
+  auto m = readSizes(c);
   m.intermediate_size = c.requirePositiveInt({"intermediate_size"});
   m.max_positions = c.requirePositiveInt({"max_position_embeddings"});
   m.type_vocab_size = c.positiveInt({"type_vocab_size"}, 2);
   m.norm_eps = normEpsilon(c, {"layer_norm_eps"}, 1e-12);
-  m.activation = c.string({"hidden_act"}, "gelu");
-  if (!ops::isKnownActivation(m.activation)) c.fail("unsupported hidden_act '" + m.activation + "'");
+  m.activation = readActivation(c, "hidden_act", "gelu");
   const auto embedding = c.string({"position_embedding_type"}, "absolute");
   if (embedding != "absolute") c.fail("position_embedding_type '" + embedding + "' is not supported (only 'absolute')");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);

@@ -16,18 +16,13 @@ std::string layer(int64_t i) { return "layers." + std::to_string(i) + "."; }
 }  // namespace
 
 ModelConfig parseConfig(const io::JsonConfig& c) {
-  ModelConfig m;
-  m.vocab_size = c.requirePositiveInt({"vocab_size"});
-  m.hidden_size = c.requirePositiveInt({"hidden_size"});
-  m.num_layers = c.requirePositiveInt({"num_hidden_layers"});
-  m.num_heads = c.requirePositiveInt({"num_attention_heads"});
+  auto m = readSizes(c);
   m.num_kv_heads = c.positiveInt({"num_key_value_heads"}, m.num_heads);
   m.intermediate_size = c.requirePositiveInt({"intermediate_size"});
   m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
   m.norm_eps = normEpsilon(c, {"rms_norm_eps"}, 1e-6);
   m.rope = readRopeConfig(c);
-  m.activation = c.string({"hidden_act"}, "silu");
-  if (!ops::isKnownActivation(m.activation)) c.fail("unsupported hidden_act '" + m.activation + "'");
+  m.activation = readActivation(c, "hidden_act", "silu");
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, false);
   m.attention_bias = c.boolean({"attention_bias"}, false);
   const auto& j = c.json();
