@@ -89,6 +89,13 @@ ModelConfig readSizes(const io::JsonConfig& c, std::initializer_list<const char*
   return m;
 }
 
+nlohmann::json sizesJson(const ModelConfig& m, const std::string& architecture, const std::string& model_type,
+                         const char* hidden, const char* layers, const char* heads) {
+  return {{"architectures", {architecture}}, {"model_type", model_type}, {"vocab_size", m.vocab_size},
+          {hidden, m.hidden_size},           {layers, m.num_layers},     {heads, m.num_heads},
+          {"torch_dtype", "float32"}};
+}
+
 std::string readActivation(const io::JsonConfig& c, const char* key, const char* fallback) {
   auto activation = c.string({key}, fallback);
   if (!ops::isKnownActivation(activation)) c.fail(std::string("unsupported ") + key + " '" + activation + "'");

@@ -44,6 +44,11 @@ double normEpsilon(const io::JsonConfig& c, std::initializer_list<const char*> k
 ModelConfig readSizes(const io::JsonConfig& c, std::initializer_list<const char*> hidden = {"hidden_size"},
                       std::initializer_list<const char*> layers = {"num_hidden_layers"},
                       std::initializer_list<const char*> heads = {"num_attention_heads"});
+// What readSizes reads, written under the same keys, with the config's "architectures"
+// entry, model_type and torch_dtype float32: the start of a family's config.json.
+nlohmann::json sizesJson(const ModelConfig& m, const std::string& architecture, const std::string& model_type,
+                         const char* hidden = "hidden_size", const char* layers = "num_hidden_layers",
+                         const char* heads = "num_attention_heads");
 // The activation under `key` (`fallback` when absent), refused unless the forward has it.
 std::string readActivation(const io::JsonConfig& c, const char* key, const char* fallback);
 

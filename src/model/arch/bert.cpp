@@ -32,19 +32,13 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
 }
 
 nlohmann::json toConfigJson(const ModelConfig& m, const BertStyle& style) {
-  nlohmann::json j = {{"architectures", {style.architecture}},
-          {"model_type", style.model_type},
-          {"vocab_size", m.vocab_size},
-          {"hidden_size", m.hidden_size},
-          {"num_hidden_layers", m.num_layers},
-          {"num_attention_heads", m.num_heads},
-          {"intermediate_size", m.intermediate_size},
+  auto j = sizesJson(m, style.architecture, style.model_type);
+  j.update({{"intermediate_size", m.intermediate_size},
           {"hidden_act", m.activation},
           {"max_position_embeddings", m.max_positions},
           {"type_vocab_size", m.type_vocab_size},
           {"layer_norm_eps", m.norm_eps},
-          {"position_embedding_type", "absolute"},
-          {"torch_dtype", "float32"}};
+          {"position_embedding_type", "absolute"}});
   if (m.padding_idx >= 0) j["pad_token_id"] = m.padding_idx;
   return j;
 }

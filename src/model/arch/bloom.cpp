@@ -19,11 +19,10 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
 }
 
 nlohmann::json toConfigJson(const ModelConfig& m) {
-  return {{"architectures", {"BloomForCausalLM"}}, {"model_type", "bloom"},
-          {"vocab_size", m.vocab_size},            {"hidden_size", m.hidden_size},
-          {"n_layer", m.num_layers},               {"n_head", m.num_heads},
-          {"layer_norm_epsilon", m.norm_eps},      {"apply_residual_connection_post_layernorm", false},
-          {"tie_word_embeddings", m.tie_word_embeddings}, {"torch_dtype", "float32"}};
+  auto j = sizesJson(m, "BloomForCausalLM", "bloom", "hidden_size", "n_layer", "n_head");
+  j.update({{"layer_norm_epsilon", m.norm_eps}, {"apply_residual_connection_post_layernorm", false},
+            {"tie_word_embeddings", m.tie_word_embeddings}});
+  return j;
 }
 
 }  // namespace

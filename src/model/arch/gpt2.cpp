@@ -23,13 +23,10 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
 }
 
 nlohmann::json toConfigJson(const ModelConfig& m) {
-  nlohmann::json j = {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},
-          {"vocab_size", m.vocab_size},           {"n_embd", m.hidden_size},
-          {"n_layer", m.num_layers},              {"n_head", m.num_heads},
-          {"n_positions", m.max_positions},       {"n_ctx", m.max_positions},
-          {"n_inner", m.intermediate_size},       {"activation_function", m.activation},
-          {"layer_norm_epsilon", m.norm_eps},     {"tie_word_embeddings", m.tie_word_embeddings},
-          {"torch_dtype", "float32"}};
+  auto j = sizesJson(m, "GPT2LMHeadModel", "gpt2", "n_embd", "n_layer", "n_head");
+  j.update({{"n_positions", m.max_positions},   {"n_ctx", m.max_positions},
+            {"n_inner", m.intermediate_size},   {"activation_function", m.activation},
+            {"layer_norm_epsilon", m.norm_eps}, {"tie_word_embeddings", m.tie_word_embeddings}});
   if (m.positions == PositionScheme::kAlibi) j["posgeom_position_encoding"] = "alibi";
   if (m.positions == PositionScheme::kNone) j["posgeom_position_encoding"] = "none";
   return j;

@@ -32,13 +32,12 @@ nlohmann::json toConfigJson(const ModelConfig& m) {
     if (w > 0) window = w;
   }
   if (m.attention_windows.empty()) types.push_back({nlohmann::json::array({"global"}), m.num_layers});
-  return {{"architectures", {"GPTNeoForCausalLM"}}, {"model_type", "gpt_neo"},
-          {"vocab_size", m.vocab_size},             {"hidden_size", m.hidden_size},
-          {"num_layers", m.num_layers},             {"num_heads", m.num_heads},
-          {"intermediate_size", m.intermediate_size}, {"max_position_embeddings", m.max_positions},
-          {"layer_norm_epsilon", m.norm_eps},       {"activation_function", m.activation},
-          {"attention_types", types},               {"window_size", window},
-          {"tie_word_embeddings", m.tie_word_embeddings}, {"torch_dtype", "float32"}};
+  auto j = sizesJson(m, "GPTNeoForCausalLM", "gpt_neo", "hidden_size", "num_layers", "num_heads");
+  j.update({{"intermediate_size", m.intermediate_size}, {"max_position_embeddings", m.max_positions},
+            {"layer_norm_epsilon", m.norm_eps},         {"activation_function", m.activation},
+            {"attention_types", types},                 {"window_size", window},
+            {"tie_word_embeddings", m.tie_word_embeddings}});
+  return j;
 }
 
 }  // namespace

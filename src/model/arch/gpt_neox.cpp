@@ -32,14 +32,13 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
 }
 
 nlohmann::json toConfigJson(const ModelConfig& m) {
-  return {{"architectures", {"GPTNeoXForCausalLM"}}, {"model_type", "gpt_neox"},
-          {"vocab_size", m.vocab_size},              {"hidden_size", m.hidden_size},
-          {"num_hidden_layers", m.num_layers},       {"num_attention_heads", m.num_heads},
-          {"intermediate_size", m.intermediate_size}, {"hidden_act", m.activation},
+  auto j = sizesJson(m, "GPTNeoXForCausalLM", "gpt_neox");
+  j.update({{"intermediate_size", m.intermediate_size}, {"hidden_act", m.activation},
           {"layer_norm_eps", m.norm_eps},            {"max_position_embeddings", m.max_positions},
           {"rotary_pct", m.rope.partial_rotary_factor}, {"rotary_emb_base", m.rope.theta},
           {"use_parallel_residual", m.parallel_residual}, {"attention_bias", m.attention_bias},
-          {"tie_word_embeddings", m.tie_word_embeddings}, {"torch_dtype", "float32"}};
+          {"tie_word_embeddings", m.tie_word_embeddings}});
+  return j;
 }
 
 }  // namespace

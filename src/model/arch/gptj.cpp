@@ -32,13 +32,11 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
 
 nlohmann::json toConfigJson(const ModelConfig& m) {
   const auto rotary = std::lround(static_cast<double>(m.headDim()) * m.rope.partial_rotary_factor);
-  return {{"architectures", {"GPTJForCausalLM"}}, {"model_type", "gptj"},
-          {"vocab_size", m.vocab_size},           {"n_embd", m.hidden_size},
-          {"n_layer", m.num_layers},              {"n_head", m.num_heads},
-          {"n_inner", m.intermediate_size},       {"n_positions", m.max_positions},
-          {"rotary_dim", static_cast<int64_t>(rotary)}, {"layer_norm_epsilon", m.norm_eps},
-          {"activation_function", m.activation},  {"tie_word_embeddings", m.tie_word_embeddings},
-          {"torch_dtype", "float32"}};
+  auto j = sizesJson(m, "GPTJForCausalLM", "gptj", "n_embd", "n_layer", "n_head");
+  j.update({{"n_inner", m.intermediate_size},   {"n_positions", m.max_positions},
+            {"rotary_dim", static_cast<int64_t>(rotary)}, {"layer_norm_epsilon", m.norm_eps},
+            {"activation_function", m.activation}, {"tie_word_embeddings", m.tie_word_embeddings}});
+  return j;
 }
 
 }  // namespace

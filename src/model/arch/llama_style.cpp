@@ -81,13 +81,8 @@ void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation
 }
 
 nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style) {
-  nlohmann::json j = {{"architectures", {style.architecture}},
-                      {"model_type", style.model_type},
-                      {"vocab_size", m.vocab_size},
-                      {"hidden_size", m.hidden_size},
-                      {"num_hidden_layers", m.num_layers},
-                      {"num_attention_heads", m.num_heads},
-                      {"num_key_value_heads", m.num_kv_heads},
+  auto j = sizesJson(m, style.architecture, style.model_type);
+  j.update({{"num_key_value_heads", m.num_kv_heads},
                       {"head_dim", m.headDim()},
                       {"intermediate_size", m.intermediate_size},
                       {"hidden_act", m.activation},
@@ -95,8 +90,7 @@ nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style) {
                       {"rope_theta", m.rope.theta},
                       {"max_position_embeddings", m.max_positions},
                       {"tie_word_embeddings", m.tie_word_embeddings},
-                      {"attention_bias", m.attention_bias},
-                      {"torch_dtype", "float32"}};
+                      {"attention_bias", m.attention_bias}});
   if (m.rope.type != "default") {
     j["rope_scaling"] = {{"rope_type", m.rope.type}, {"factor", m.rope.factor}};
     if (m.rope.type == "llama3")

@@ -24,14 +24,12 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
 }
 
 nlohmann::json toConfigJson(const ModelConfig& m) {
-  return {{"architectures", {"OPTForCausalLM"}}, {"model_type", "opt"},
-          {"vocab_size", m.vocab_size},          {"hidden_size", m.hidden_size},
-          {"num_hidden_layers", m.num_layers},   {"num_attention_heads", m.num_heads},
-          {"ffn_dim", m.intermediate_size},      {"max_position_embeddings", m.max_positions},
+  auto j = sizesJson(m, "OPTForCausalLM", "opt");
+  j.update({{"ffn_dim", m.intermediate_size},      {"max_position_embeddings", m.max_positions},
           {"activation_function", m.activation}, {"do_layer_norm_before", !m.post_norm},
           {"word_embed_proj_dim", m.embedding_width > 0 ? m.embedding_width : m.hidden_size},
-          {"enable_bias", m.attention_bias},     {"tie_word_embeddings", m.tie_word_embeddings},
-          {"torch_dtype", "float32"}};
+          {"enable_bias", m.attention_bias},     {"tie_word_embeddings", m.tie_word_embeddings}});
+  return j;
 }
 
 }  // namespace
