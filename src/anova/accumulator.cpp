@@ -71,15 +71,12 @@ Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t di
 Accumulator::~Accumulator() = default;
 
 void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels) {
-  batch_windows_ = std::move(windows);
-  batch_labels_ = std::move(labels);
-  previous_ = previous_norms_ = at::Tensor();
-  finite_.clear();
+  batch_ = {std::move(windows), std::move(labels), {}, {}, {}};
 }
 
 std::optional<int64_t> Accumulator::firstNonFinite() const {
-  if (finite_.empty()) return std::nullopt;
-  const auto flags = at::stack(finite_).to(at::kCPU);
+  if (batch_.finite.empty()) return std::nullopt;
+  const auto flags = at::stack(batch_.finite).to(at::kCPU);
   if (flags.all().item<bool>()) return std::nullopt;
   int64_t first = 0;
   while (flags[first].item<bool>()) ++first;
@@ -112,13 +109,11 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   // Non-finite values show in the norms, which square them.
   const auto reduced = batchReductionType(hidden);
   const auto all_norms = at::linalg_vector_norm(hidden, 2, at::IntArrayRef{2}, false, reduced).to(at::kDouble);  // [B, T]
-  finite_.push_back(at::isfinite(all_norms).all());
+  batch_.finite.push_back(at::isfinite(all_norms).all());
   const auto h = hidden.narrow(1, options_.skip_first, positions_);  // [B, T', d]
   const auto norms = all_norms.narrow(1, options_.skip_first, positions_);
-  const auto previous = previous_;
-  const auto previous_norms = previous_norms_;
-  previous_ = h;
-  previous_norms_ = norms;
+  const auto previous = std::exchange(batch_.previous, h);
+  const auto previous_norms = std::exchange(batch_.previous_norms, norms);
   Layer* layer = nullptr;
   for (auto& l : layers_)
     if (l->index == layer_index) layer = l.get();
@@ -141,12 +136,12 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   for (int64_t b = 0; b < batch; ++b) {
     if (layer->contexts_kept < options_.caps.contexts) {
       layer->context_means[layer->contexts_kept++].copy_(means[b]);
-      layer->context_windows.push_back(batch_windows_.at(static_cast<size_t>(b)));
-      layer->context_labels.push_back(batch_labels_.at(static_cast<size_t>(b)));
+      layer->context_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
+      layer->context_labels.push_back(batch_.labels.at(static_cast<size_t>(b)));
     }
     if (layer->reservoir_kept < options_.caps.reservoir) {
       layer->reservoir[layer->reservoir_kept++].copy_(h[b]);
-      layer->reservoir_windows.push_back(batch_windows_.at(static_cast<size_t>(b)));
+      layer->reservoir_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
     }
   }
 }
@@ -159,7 +154,7 @@ void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
     if (take <= 0) continue;
     l->attention_samples.narrow(0, l->attention_samples_kept, take).copy_(normed.narrow(0, 0, take).to(at::kCPU, at::kFloat));
     l->attention_samples_kept += take;
-    for (int64_t b = 0; b < take; ++b) l->attention_sample_windows.push_back(batch_windows_.at(static_cast<size_t>(b)));
+    for (int64_t b = 0; b < take; ++b) l->attention_sample_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
   }
 }
 

@@ -91,6 +91,9 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   addTypedOption(sub, option::kMaxMemory, o->max_memory,
                  [](const std::string& s) { return std::optional<int64_t>(parseByteSize(s, option::kMaxMemory)); },
                  "the most the pass may use, like 16G (default: what the device has)");
+  sub->add_flag(option::kLayerMajor, o->layer_major,
+                "run block by block: every window of a wave through block b, then block b + 1 (the same numbers)");
+  sub->add_option(option::kWave, o->wave, "with --layer-major: windows a wave holds (default: as many as memory allows)");
   sub->add_option(option::kDistInit, o->dist_init,
                   "under torchrun or srun: where the ranks meet: env (the launcher's MASTER_ADDR/PORT or first node), "
                   "tcp://HOST:PORT, file://PATH, or none (run alone)")

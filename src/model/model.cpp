@@ -1,5 +1,7 @@
 #include "posgeom/model/model.h"
 
+#include <algorithm>
+
 #include "posgeom/base/error.h"
 
 namespace posgeom::model {
@@ -8,21 +10,48 @@ int64_t Model::lastLayerFor(const ForwardRequest& r) const {
   return r.last_layer < 0 ? config_.num_layers : std::min(r.last_layer, config_.num_layers);
 }
 
-ForwardOutputs Model::forward(const ForwardRequest& r) const {
-  const int64_t last = lastLayerFor(r);
-  const auto ids = idsOnDevice(r.ids);
-  // The additive terms (ALiBi, a relative-bias table) as one bias for every block: a family
-  // with a new scheme only says it in kernelPositions.
-  BlockContext context(r, causalFor(r), ids.size(1));
-  context.attention_bias = positionBias(ids.size(1));
-  auto x = embed(ids, context);
-  if (r.observer) r.observer->onHidden(0, x);
-  for (int64_t i = 0; i < last; ++i) {
-    x = block(i, x, context);
-    if (r.observer) r.observer->onHidden(i + 1, x);
+ForwardOutputs Model::forward(const ForwardRequest& r) const { return forwardWave({r}).front(); }
+
+std::vector<ForwardOutputs> Model::forwardWave(const std::vector<ForwardRequest>& requests,
+                                               const std::function<void(std::size_t)>& before_batch) const {
+  const std::size_t n = requests.size();
+  std::vector<BlockContext> contexts;
+  std::vector<at::Tensor> xs(n);
+  contexts.reserve(n);
+  int64_t last = 0;  // the deepest block any batch asks for
+  for (const auto& r : requests) last = std::max(last, lastLayerFor(r));
+  auto observe = [&](std::size_t k, int64_t layer) {
+    if (requests[k].observer) requests[k].observer->onHidden(layer, xs[k]);
+  };
+  auto enter = [&](std::size_t k) {
+    if (before_batch && requests[k].observer) before_batch(k);
+  };
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& r = requests[k];
+    const auto ids = idsOnDevice(r.ids);
+    // The additive terms (ALiBi, a relative-bias table) as one bias for every block: a
+    // family with a new scheme only says it in kernelPositions.
+    const int64_t t = ids.size(1);
+    contexts.emplace_back(r, causalFor(r), t);
+    // Batches of one length share it (an ALiBi bias is [H,T,T] a batch otherwise).
+    contexts.back().attention_bias = k > 0 && contexts.front().seq_len == t ? contexts.front().attention_bias : positionBias(t);
+    enter(k);
+    xs[k] = embed(ids, contexts.back());
+    observe(k, 0);
   }
-  if ((r.want_final_norm || r.want_logits) && last == config_.num_layers) return finish(x, r);
-  return {};
+  for (int64_t i = 0; i < last; ++i)
+    for (std::size_t k = 0; k < n; ++k) {
+      if (i >= lastLayerFor(requests[k])) continue;
+      enter(k);
+      xs[k] = block(i, xs[k], contexts[k]);
+      observe(k, i + 1);
+    }
+  std::vector<ForwardOutputs> outputs(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& r = requests[k];
+    if ((r.want_final_norm || r.want_logits) && lastLayerFor(r) == config_.num_layers) outputs[k] = finish(xs[k], r);
+  }
+  return outputs;
 }
 
 at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {

@@ -112,6 +112,36 @@ BatchSeconds AnalysisPass::run(const WindowBatch& batch) {
   return {secondsSince(start), timed ? timed->seconds : 0.0};
 }
 
+BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave) {
+  const auto start = Clock::now();
+  auto& acc = impl_->accumulator;
+  std::optional<TimedObserver> timed;
+  auto* observer = impl_->model->numerics().device.is_cpu() ? &timed.emplace(acc) : static_cast<model::LayerObserver*>(&acc);
+  std::vector<model::ForwardRequest> requests;
+  std::vector<anova::Accumulator::BatchState> states;
+  for (const auto& batch : wave) {
+    requests.push_back(impl_->request(batch));
+    requests.back().observer = observer;
+    acc.beginBatch(batch.indices, batch.labels);
+    states.push_back(acc.suspendBatch());
+  }
+  constexpr auto kNone = static_cast<std::size_t>(-1);
+  std::size_t current = kNone;
+  auto enter = [&](std::size_t k) {
+    if (k == current) return;
+    if (current != kNone) states[current] = acc.suspendBatch();
+    acc.resumeBatch(std::move(states[k]));
+    current = k;
+  };
+  impl_->model->model().forwardWave(requests, enter);
+  // The batches' checks in their order: the first with a NaN is named, as run() would.
+  for (std::size_t k = 0; k < wave.size(); ++k) {
+    enter(k);
+    acc.checkFinite(nonFiniteCause(impl_->plan.pass.dtype));
+  }
+  return {secondsSince(start), timed ? timed->seconds : 0.0};
+}
+
 BatchSeconds AnalysisPass::forwardOnly(const WindowBatch& batch) const {
   const auto start = Clock::now();
   impl_->model->model().forward(impl_->request(batch));
@@ -124,18 +154,26 @@ StepDecision PassHooks::decide(int64_t windows, bool corpus_ended) {
 }
 
 void AnalysisPass::runAll(WindowBatches& batches, PassHooks& hooks) {
+  const int64_t wave_windows = impl_->plan.wave_windows;
   for (bool ended = false;;) {
-    if (!ended) {
+    // A step: a batch, or layer-major a wave of them.
+    std::vector<WindowBatch> wave;
+    int64_t step_windows = 0;
+    while (!ended && (wave.empty() || step_windows < wave_windows)) {
       auto batch = batches.next();
       impl_->read_stats = batch.windows_read;
       impl_->stream_stats = batch.stream;
       ended = batches.exhausted() || batch.size() == 0;
-      if (batch.size() > 0) {
-        impl_->hash.add(batch.ids);
-        run(batch);
-        impl_->windows += batch.size();
-        hooks.afterBatch(impl_->windows);
-      }
+      if (batch.size() == 0) break;
+      impl_->hash.add(batch.ids);
+      step_windows += batch.size();
+      wave.push_back(std::move(batch));
+    }
+    if (!wave.empty()) {
+      if (wave_windows > 0) runWave(wave);
+      else run(wave.front());
+      impl_->windows += step_windows;
+      hooks.afterBatch(impl_->windows);
     }
     const auto step = hooks.decide(impl_->windows, ended);
     if (step.finished) return;

@@ -71,6 +71,25 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
                                              "use --no-second-moment or --dtype bfloat16"));
 }
 
+// Layer-major: the windows of a wave. It holds two hidden states a window where the model
+// runs (a block's input and its output) besides what a batch needs (the resident estimate);
+// a wave takes what is left of the device's memory (or --max-memory), at least one batch.
+int64_t chooseWave(const AnalyzeOptions& o, const PassPlan& plan) {
+  const int64_t batch = plan.pass.batch_size;
+  const int64_t per_window = 2 * plan.pass.seq_len * plan.config.hidden_size * runtime::computeBytes(o.dtype);
+  int64_t wave = o.wave;
+  if (wave == 0) {
+    const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
+    // Unknown memory (a device that cannot tell): sixteen batches.
+    const int64_t spare = limit ? *limit - plan.memory.total() : 16 * batch * per_window;
+    wave = std::max(batch, spare / per_window / batch * batch);
+  }
+  if (o.num_seqs > 0) wave = std::min(wave, o.num_seqs);
+  spdlog::info("layer-major: waves of up to {} windows ({} held where the model runs)", wave,
+               formatBytes(wave * per_window));
+  return wave;
+}
+
 }  // namespace
 
 ReportOptions fitReportOptions(const ReportOptions& r, int64_t positions, int64_t dim) {
@@ -185,6 +204,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   w.shard_index = plan.shard.index;
   w.shard_count = plan.shard.count;
   pass.batch_size = chooseBatch(o, plan);
+  if (o.layer_major) plan.wave_windows = chooseWave(o, plan);
   return plan;
 }
 

@@ -173,21 +173,7 @@ TEST_P(AccumulatorOnDevice, RestoredStatisticsContinueBitForBit) {
   feed(second, 4, 10);
   const auto a = whole.statistics(), b = second.statistics();
   ASSERT_EQ(a.size(), 2u);
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].sequences, b[i].sequences);
-    EXPECT_EQ(a[i].position_sum, b[i].position_sum);
-    EXPECT_EQ(a[i].second_moment, b[i].second_moment);
-    EXPECT_EQ(a[i].context_second_moment, b[i].context_second_moment);
-    EXPECT_EQ(a[i].norm_sum, b[i].norm_sum);
-    EXPECT_EQ(a[i].previous_cosine_sum, b[i].previous_cosine_sum);
-    EXPECT_EQ(a[i].context_means, b[i].context_means);  // 7 of 10: across the restore
-    EXPECT_EQ(a[i].context_labels, b[i].context_labels);
-    EXPECT_EQ(a[i].reservoir, b[i].reservoir);
-    EXPECT_EQ(a[i].reservoir_windows, b[i].reservoir_windows);
-    EXPECT_EQ(a[i].attention_input_sum, b[i].attention_input_sum);
-    EXPECT_EQ(a[i].attention_samples, b[i].attention_samples);  // 5 of 10: across the restore
-    EXPECT_EQ(a[i].attention_sample_windows, b[i].attention_sample_windows);
-  }
+  expectSameStatistics(a, b);
   EXPECT_EQ(a[1].attention_sample_windows, (std::vector<int64_t>{0, 1, 2, 3, 4}));
 
   anova::AccumulatorOptions other = o;
@@ -196,6 +182,47 @@ TEST_P(AccumulatorOnDevice, RestoredStatisticsContinueBitForBit) {
   EXPECT_THROW(wrong.restore(first.statistics(), "state"), InputError);
   anova::Accumulator narrower(o, 5, 4, device());
   EXPECT_THROW(narrower.restore(first.statistics(), "state"), InputError);
+}
+
+// A layer-major pass observes every batch of a wave at layer l before any at layer l + 1,
+// taking each batch's state out and putting it back: the same numbers as batch by batch,
+// the cosine between layers included (it needs the batch's previous hidden state).
+TEST_P(AccumulatorOnDevice, BatchesObservedLayerMajorGiveTheSameStatistics) {
+  const auto t = at::randn({9, 6, 4}, at::kFloat);
+  const auto normed = at::randn({9, 6, 4}, at::kFloat);
+  anova::AccumulatorOptions o;
+  o.layers = {0, 1, 2};
+  o.attention_inputs = true;
+  o.caps.reservoir = 4;
+  o.caps.attention_samples = 5;
+  o.caps.contexts = 7;
+  auto hidden = [&](int64_t layer, int64_t start) { return (t.narrow(0, start, 3) * (1.0 + layer) + layer).to(device()); };
+  auto feed = [&](anova::Accumulator& acc, int64_t layer, int64_t start) {
+    acc.onHidden(layer, hidden(layer, start));
+    if (layer < 2) acc.onAttentionInput(layer, normed.narrow(0, start, 3).to(device()) * (layer + 1));
+  };
+  auto labels = [](int64_t start) { return std::vector<std::string>{std::to_string(start), "x", "y"}; };
+  anova::Accumulator batch_major(o, 6, 4, device());
+  for (int64_t start = 0; start < 9; start += 3) {
+    batch_major.beginBatch({start, start + 1, start + 2}, labels(start));
+    for (int64_t layer = 0; layer < 3; ++layer) feed(batch_major, layer, start);
+  }
+  anova::Accumulator layer_major(o, 6, 4, device());
+  std::vector<anova::Accumulator::BatchState> states;
+  for (int64_t start = 0; start < 9; start += 3) {
+    layer_major.beginBatch({start, start + 1, start + 2}, labels(start));
+    states.push_back(layer_major.suspendBatch());
+  }
+  for (int64_t layer = 0; layer < 3; ++layer)
+    for (std::size_t k = 0; k < states.size(); ++k) {
+      layer_major.resumeBatch(std::move(states[k]));
+      feed(layer_major, layer, static_cast<int64_t>(k) * 3);
+      states[k] = layer_major.suspendBatch();
+    }
+  const auto a = batch_major.statistics(), b = layer_major.statistics();
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_GT(b[2].previous_cosine_sum, 0);
+  expectSameStatistics(a, b);
 }
 
 TEST(Accumulator, TakingTheStatisticsGivesWhatCopyingThemGives) {

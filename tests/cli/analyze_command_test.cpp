@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <csignal>
 #include <cstdlib>
 #include <random>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "posgeom/io/json_file.h"
+#include "posgeom/io/safetensors.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -387,6 +389,58 @@ TEST(AnalyzeCommand, SigtermSavesTheStateAndResumeFinishesTheRun) {
   expectSameReports(s / "whole", s / "parts");
 }
 
+// `args` and then `more`.
+std::vector<std::string> withArgs(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// Every tensor of two state files, byte for byte (their metadata holds timings).
+void expectSameStateTensors(const fs::path& a, const fs::path& b) {
+  const auto x = io::SafetensorsFile::open(a), y = io::SafetensorsFile::open(b);
+  ASSERT_EQ(x.tensors().size(), y.tensors().size());
+  for (const auto& [name, t] : x.tensors()) {
+    const auto& u = y.get(name);
+    EXPECT_EQ(t.shape, u.shape) << name;
+    ASSERT_EQ(t.nbytes, u.nbytes) << name;
+    EXPECT_EQ(std::memcmp(t.data, u.data, t.nbytes), 0) << name;
+  }
+}
+
+// Acceptance (issue 33): --layer-major, waves of two batches run block by block, gives the
+// resident pass's state and report bit for bit, on every fixture model and the default,
+// with the heads; and a layer-major run stopped at a wave and resumed gives them too.
+TEST(AnalyzeCommand, LayerMajorGivesTheResidentStateAndReport) {
+  ScratchDir s;
+  std::vector<fs::path> models = {fs::path(POSGEOM_SOURCE_DIR) / "models/default"};
+  for (const char* m : {"tiny-gpt2", "tiny-bloom", "tiny-llama", "tiny-bert", "tiny-gpt2-f16-prefixed"})
+    if (fs::exists(sharedDir() / "fixtures/models" / m) || runningInCi()) models.push_back(sharedDir() / "fixtures/models" / m);
+  for (const auto& model : models) {
+    SCOPED_TRACE(model.filename().string());
+    const auto out = s / model.filename();
+    const std::vector<std::string> run{"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "10",
+                                       "--seq-len", "16", "--batch-size", "2", "--heads", "--screenot-k", "3",
+                                       "--threads", "1", "-q"};
+    ASSERT_EQ(runPosgeom(withArgs(run, {"--out", (out / "resident").string()})).exit_code, 0);
+    const auto wave = runPosgeom(withArgs(run, {"--layer-major", "--wave", "4", "--out", (out / "waves").string()}));
+    ASSERT_EQ(wave.exit_code, 0) << wave.err;
+    expectSameReports(out / "resident", out / "waves");
+    EXPECT_EQ(readFile(out / "resident/heads.csv"), readFile(out / "waves/heads.csv"));
+    expectSameStateTensors(out / "resident/state.safetensors", out / "waves/state.safetensors");
+  }
+  const auto model = fs::path(POSGEOM_SOURCE_DIR) / "models/default";
+  const std::vector<std::string> run{"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "10",
+                                     "--seq-len", "16", "--batch-size", "2", "--heads", "--screenot-k", "3",
+                                     "--threads", "1", "-q", "--layer-major", "--wave", "4"};
+  const auto stopped = runPosgeom(withArgs(run, {"--stop-after", "3", "--out", (s / "parts").string()}));
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("after 4 windows"), std::string::npos) << stopped.err;  // a whole wave
+  const auto resumed = runPosgeom(withArgs(run, {"--resume", (s / "parts").string()}));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  expectSameReports(s / "default/resident", s / "parts");
+  expectSameStateTensors(s / "default/resident/state.safetensors", s / "parts/state.safetensors");
+}
+
 // --out always holds one complete report, the old one or the new one, however a run over
 // it with --force is killed (SIGKILL: nothing of the run's own gets to clean up); and the
 // next run leaves no temporary file of the killed one behind. The kills are spread over
@@ -498,11 +552,6 @@ void expectSameNumbers(const nlohmann::json& a, const nlohmann::json& b, double 
   }
 }
 
-std::vector<std::string> withArgs(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
 // Acceptance: 2 and 3 ranks give the report of one process over the same windows (batch
 // size 1, so that no batch differs in composition; the sums only add in another order),
 // with the heads, and only rank 0 writes.
@@ -535,6 +584,25 @@ TEST(AnalyzeCommand, RanksOfADistributedRunGiveTheReportOfOneProcess) {
     expectSameNumbers(one, summary, 1e-9);
     EXPECT_EQ(readFile(s / "one/heads.csv").substr(0, 200), readFile(out / "heads.csv").substr(0, 200));
   }
+}
+
+// Acceptance (issue 33): each rank layer-major over its windows gives the resident ranks'
+// state and report bit for bit (each rank's sums are the same numbers, reduced alike).
+TEST(AnalyzeCommand, LayerMajorRanksGiveTheResidentRanksReport) {
+  ScratchDir s;
+  const std::vector<std::string> run{"analyze", "--corpus", "random", "--num-seqs", "12", "--seq-len", "16",
+                                     "--batch-size", "2", "--heads", "--screenot-k", "3", "--threads", "1", "-q",
+                                     "--dist-timeout", "60"};
+  for (const bool layer_major : {false, true}) {
+    const auto out = s / (layer_major ? "waves" : "resident");
+    LaunchedRanks ranks(2, [&](int rank) {
+      auto args = withArgs(run, {"--out", rank == 0 ? out.string() : (s / "elsewhere").string()});
+      return layer_major ? withArgs(args, {"--layer-major", "--wave", "4"}) : args;
+    });
+    for (const auto& r : ranks.wait()) ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  expectSameReports(s / "resident", s / "waves");
+  expectSameStateTensors(s / "resident/state.safetensors", s / "waves/state.safetensors");
 }
 
 // Acceptance: a rank fed another (corrupt) corpus stops every rank, each with one line

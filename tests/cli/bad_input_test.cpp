@@ -331,6 +331,12 @@ std::vector<BadInput> cases() {
   c.push_back(row("memory-batch-too-large",
                [](const fs::path&) { return onRandomIds(fixtureModel("tiny-gpt2"), {"--batch-size", "100000", "--num-seqs", "100000", "--seq-len", "128", "--max-memory", "2G"}); },
                2, "is allowed (--max-memory); --batch-size "));
+  c.push_back(row("wave-without-layer-major",
+               [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--wave", "8"}); }, 2,
+               "--wave: sizes the waves of --layer-major: add --layer-major"));
+  c.push_back(row("wave-negative",
+               [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--layer-major", "--wave", "-1"}); }, 2,
+               "--wave: must not be negative"));
   c.push_back(row("screenot-k-too-large",
                [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--screenot-k", "100"}); }, 2,
                "--screenot-k: 100 is too large: it must be below min(rows, cols) = 15"));

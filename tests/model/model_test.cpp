@@ -1,6 +1,7 @@
 #include "posgeom/model/model.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/model/architecture.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/model/random_checkpoint.h"
 #include "test_support.h"
@@ -82,6 +83,67 @@ TEST_F(ModelContract, BlockByBlockIsTheForward) {
   }
   EXPECT_TRUE(at::equal(m.model->finish(x, plain).logits, whole.logits));
 }
+
+// What a wave's observer saw: each batch's hidden states and attention inputs, and the
+// order of the calls as (batch, layer).
+struct WaveRecorder : model::LayerObserver {
+  std::size_t current = 0;
+  std::vector<std::vector<at::Tensor>> hidden, attention;
+  std::vector<std::pair<std::size_t, int64_t>> order;
+  explicit WaveRecorder(std::size_t batches) : hidden(batches), attention(batches) {}
+  void onHidden(int64_t l, const at::Tensor& h) override {
+    hidden[current].push_back(h.clone());
+    order.emplace_back(current, l);
+  }
+  void onAttentionInput(int64_t, const at::Tensor& a) override { attention[current].push_back(a.clone()); }
+};
+
+// A wave (the layer-major pass) runs block b on every batch before block b + 1, and gives
+// each batch, bit for bit, what its own forward gives: hidden states, attention inputs,
+// logits. Every family, as its random checkpoint.
+class WavePerArch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WavePerArch, AWaveGivesEachBatchItsOwnForward) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.model_type = GetParam();
+  spec.layers = 3, spec.hidden_size = 32, spec.heads = 4, spec.vocab_size = 100, spec.max_positions = 32;
+  model::writeRandomCheckpoint(spec, s / "m");
+  const auto loaded = model::loadModel(s / "m", model::Numerics::parse("float32", "cpu"));
+  const auto& m = *loaded.model;
+  const std::vector<int64_t> sizes = {2, 1, 3};
+  WaveRecorder wave(sizes.size());
+  std::vector<model::ForwardRequest> requests;
+  for (const auto b : sizes) {
+    model::ForwardRequest r;
+    r.ids = at::randint(0, 100, {b, 12}, at::kLong);
+    r.want_logits = true;
+    r.observer = &wave;
+    requests.push_back(r);
+  }
+  const auto outputs = m.forwardWave(requests, [&](std::size_t k) { wave.current = k; });
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    WaveRecorder alone(1);
+    auto r = requests[k];
+    r.observer = &alone;
+    const auto own = m.forward(r);
+    ASSERT_EQ(wave.hidden[k].size(), 4u);
+    ASSERT_EQ(wave.attention[k].size(), alone.attention[0].size());
+    for (std::size_t l = 0; l < 4; ++l) EXPECT_TRUE(at::equal(wave.hidden[k][l], alone.hidden[0][l])) << k << " " << l;
+    for (std::size_t b = 0; b < alone.attention[0].size(); ++b)
+      EXPECT_TRUE(at::equal(wave.attention[k][b], alone.attention[0][b])) << k << " block " << b;
+    EXPECT_EQ(outputs[k].logits.defined(), own.logits.defined());
+    if (own.logits.defined()) {
+      EXPECT_TRUE(at::equal(outputs[k].logits, own.logits)) << k;
+    }
+  }
+  std::vector<std::pair<std::size_t, int64_t>> layer_major;
+  for (int64_t l = 0; l < 4; ++l)
+    for (std::size_t k = 0; k < sizes.size(); ++k) layer_major.emplace_back(k, l);
+  EXPECT_EQ(wave.order, layer_major);
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, WavePerArch, ::testing::ValuesIn(model::supportedModelTypes()));
 
 TEST_F(ModelContract, RejectsIdsOutsideTheVocabulary) {
   const auto m = load();

@@ -8,6 +8,7 @@
 #include "posgeom/model/load/loader.h"
 #include "posgeom/model/random_checkpoint.h"
 #include "posgeom/runtime/torch_device.h"
+#include "anova_fixtures.h"
 #include "test_devices.h"
 #include "test_support.h"
 
@@ -44,18 +45,6 @@ pass::WindowBatch batchOf(int64_t windows, int64_t seq_len, int64_t first_index)
     b.labels.push_back(w % 2 ? "odd" : "even");
   }
   return b;
-}
-
-void expectSameStatistics(const std::vector<anova::LayerStatistics>& a, const std::vector<anova::LayerStatistics>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t l = 0; l < a.size(); ++l) {
-    EXPECT_EQ(a[l].layer, b[l].layer);
-    EXPECT_EQ(a[l].sequences, b[l].sequences);
-    EXPECT_TRUE(a[l].position_sum == b[l].position_sum) << l;
-    EXPECT_TRUE(a[l].second_moment == b[l].second_moment) << l;
-    EXPECT_TRUE(a[l].attention_input_sum == b[l].attention_input_sum) << l;
-    EXPECT_EQ(a[l].context_windows, b[l].context_windows);
-  }
 }
 
 class AnalysisPassOnDevice : public ::testing::TestWithParam<std::string> {};
@@ -128,36 +117,79 @@ struct RecordingHooks final : pass::PassHooks {
   void stopped(int64_t w) override { stopped_at = w; }
 };
 
-TEST(AnalysisPass, TheLoopHashesCountsSavesAndStopsAsItsHooksSay) {
-  ScratchDir s;
-  const auto dir = smallModel(s);
+// Ten random windows in batches of two through the loop.
+pass::AnalyzeOptions loopOptions() {
   pass::AnalyzeOptions o;
   o.seq_len = 12;
   o.report.screenot_k = 2;
   o.corpus.path = "random";
   o.num_seqs = 10;
   o.batch_size = 2;
+  return o;
+}
+
+// The loop over `o`'s corpus as `plan` says, its hooks stopping at `stop_at` windows (0: never).
+struct LoopRun {
+  RecordingHooks hooks;
+  int64_t windows = 0;
+  std::string hash;
+  std::vector<anova::LayerStatistics> statistics;
+};
+LoopRun runLoop(const pass::AnalyzeOptions& o, const pass::PassPlan& plan, std::shared_ptr<const pass::PassModel> model,
+                int64_t stop_at = 0) {
+  auto stream = corpus::openCorpus(o.corpus, nullptr, 100);
+  corpus::WindowSampler sampler(*stream, plan.windows);
+  pass::AnalysisPass analysis(plan, std::move(model));
+  LoopRun run;
+  run.hooks.stop_at = stop_at;
+  pass::WindowBatches batches(sampler, *stream, plan.pass.batch_size);
+  analysis.runAll(batches, run.hooks);
+  run.windows = analysis.windows();
+  run.hash = analysis.hash().hex();
+  run.statistics = analysis.statistics();
+  return run;
+}
+
+TEST(AnalysisPass, TheLoopHashesCountsSavesAndStopsAsItsHooksSay) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  const auto o = loopOptions();
   const auto plan = pass::planPass(o, dir, model::loadModelConfig(dir));
   const auto model = pass::loadPassModel(plan);
-  auto run = [&](int64_t stop_at) {
-    auto stream = corpus::openCorpus(o.corpus, nullptr, 100);
-    corpus::WindowSampler sampler(*stream, plan.windows);
-    pass::AnalysisPass analysis(plan, model);
-    RecordingHooks hooks;
-    hooks.stop_at = stop_at;
-    pass::WindowBatches batches(sampler, *stream, plan.pass.batch_size);
-    analysis.runAll(batches, hooks);
-    return std::make_pair(hooks, analysis.windows());
-  };
-  const auto [all, windows] = run(0);
-  EXPECT_EQ(windows, 10);
-  EXPECT_EQ(all.after, (std::vector<int64_t>{2, 4, 6, 8, 10}));
-  EXPECT_EQ(all.saved, (std::vector<int64_t>{4, 8}));  // the last batch is the job's to save
-  EXPECT_EQ(all.stopped_at, -1);
-  const auto [stopped, stopped_windows] = run(6);
-  EXPECT_EQ(stopped_windows, 6);
-  EXPECT_EQ(stopped.saved, (std::vector<int64_t>{4, 6}));  // a stop saves first
-  EXPECT_EQ(stopped.stopped_at, 6);
+  const auto all = runLoop(o, plan, model);
+  EXPECT_EQ(all.windows, 10);
+  EXPECT_EQ(all.hooks.after, (std::vector<int64_t>{2, 4, 6, 8, 10}));
+  EXPECT_EQ(all.hooks.saved, (std::vector<int64_t>{4, 8}));  // the last batch is the job's to save
+  EXPECT_EQ(all.hooks.stopped_at, -1);
+  const auto stopped = runLoop(o, plan, model, 6);
+  EXPECT_EQ(stopped.windows, 6);
+  EXPECT_EQ(stopped.hooks.saved, (std::vector<int64_t>{4, 6}));  // a stop saves first
+  EXPECT_EQ(stopped.hooks.stopped_at, 6);
+}
+
+// Layer-major: waves of two batches, each block run on a whole wave before the next. The
+// hooks are asked after each wave, and every statistic is the resident pass's, bit for bit.
+TEST(AnalysisPass, LayerMajorWavesGiveTheResidentStatistics) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = loopOptions();
+  o.heads = true;
+  const auto resident_plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+  o.layer_major = true;
+  o.wave = 4;
+  const auto wave_plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+  ASSERT_EQ(resident_plan.wave_windows, 0);
+  ASSERT_EQ(wave_plan.wave_windows, 4);
+  const auto model = pass::loadPassModel(resident_plan);
+  const auto resident = runLoop(o, resident_plan, model);
+  const auto layer_major = runLoop(o, wave_plan, model);
+  EXPECT_EQ(resident.hooks.after, (std::vector<int64_t>{2, 4, 6, 8, 10}));
+  EXPECT_EQ(layer_major.hooks.after, (std::vector<int64_t>{4, 8, 10}));
+  EXPECT_EQ(layer_major.windows, 10);
+  EXPECT_EQ(layer_major.hash, resident.hash);
+  ASSERT_EQ(layer_major.statistics.size(), 3u);
+  EXPECT_GT(layer_major.statistics[2].attention_input_sum.size(), 0);
+  expectSameStatistics(resident.statistics, layer_major.statistics);
 }
 
 }  // namespace

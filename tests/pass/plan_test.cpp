@@ -134,6 +134,30 @@ TEST(Plan, JudgesEveryOptionAgainstTheModel) {
   EXPECT_NE(planError(o, dir).find("not even one window fits"), std::string::npos);
 }
 
+// A wave holds two hidden states a window beside what a batch needs: what the memory
+// left over allows, in whole batches, never less than one, never more than --num-seqs.
+TEST(Plan, LayerMajorWavesTakeTheMemoryABatchLeaves) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = shortWindows();
+  o.batch_size = 4;
+  o.layer_major = true;
+  const int64_t per_window = 2 * 32 * 32 * 4;  // T x d float32, twice
+  const auto needs = pass::planPass(o, dir, model::loadModelConfig(dir)).memory.total();
+  o.max_memory = needs + 10 * per_window + 7;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 8);  // 10 windows fit: 2 batches
+  o.max_memory = needs;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 4);
+  o.max_memory.reset();
+  o.num_seqs = 3;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 3);
+  o.num_seqs = 0;
+  o.wave = 6;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 6);
+  o.layer_major = false;
+  EXPECT_NE(planError(o, dir).find("--wave"), std::string::npos);
+}
+
 TEST(Plan, QkHeadsAreNamedByTheirZeroBasedBlock) {
   ScratchDir s;
   const auto dir = smallModel(s);

@@ -1,5 +1,7 @@
 #include "anova_fixtures.h"
 
+#include <gtest/gtest.h>
+
 #include <random>
 
 namespace posgeom::testing {
@@ -44,6 +46,27 @@ anova::LayerStatistics directStatistics(const Sequences& h, int skip_first, int6
   }
   s.sequences = static_cast<int64_t>(h.size());
   return s;
+}
+
+// Every number and sample of two accumulators' statistics, bit for bit.
+void expectSameStatistics(const std::vector<anova::LayerStatistics>& a, const std::vector<anova::LayerStatistics>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].layer, b[i].layer);
+    EXPECT_EQ(a[i].sequences, b[i].sequences);
+    EXPECT_EQ(a[i].position_sum, b[i].position_sum);
+    EXPECT_EQ(a[i].second_moment, b[i].second_moment);
+    EXPECT_EQ(a[i].context_second_moment, b[i].context_second_moment);
+    EXPECT_EQ(a[i].norm_sum, b[i].norm_sum);
+    EXPECT_EQ(a[i].previous_cosine_sum, b[i].previous_cosine_sum);
+    EXPECT_EQ(a[i].context_means, b[i].context_means);
+    EXPECT_EQ(a[i].context_labels, b[i].context_labels);
+    EXPECT_EQ(a[i].reservoir, b[i].reservoir);
+    EXPECT_EQ(a[i].reservoir_windows, b[i].reservoir_windows);
+    EXPECT_EQ(a[i].attention_input_sum, b[i].attention_input_sum);
+    EXPECT_EQ(a[i].attention_samples, b[i].attention_samples);
+    EXPECT_EQ(a[i].attention_sample_windows, b[i].attention_sample_windows);
+  }
 }
 
 }  // namespace posgeom::testing

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posgeom/anova/accumulator_options.h"
@@ -26,8 +27,22 @@ class Accumulator final : public model::LayerObserver {
   Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device);
   ~Accumulator() override;
 
+  // What the accumulator knows of the batch it is observing: its windows and labels, its
+  // previous hidden state (the cosine between layers) and which hidden states were finite.
+  struct BatchState {
+    std::vector<int64_t> windows;
+    std::vector<std::string> labels;
+    at::Tensor previous, previous_norms;  // the previous hidden state (positions skipped) and its norms [B, T']
+    std::vector<at::Tensor> finite;       // per hidden state of this batch: all values finite (0-dim bool)
+  };
+
   // Identifies the sequences of the next batch (window index and document label each).
   void beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels);
+  // A layer-major pass observes several batches a layer at a time: it takes each batch's
+  // state out after its calls and puts it back before the next ones. Per layer, the batches
+  // still arrive in the same order, so the sums are the same numbers.
+  BatchState suspendBatch() { return std::exchange(batch_, BatchState{}); }
+  void resumeBatch(BatchState state) { batch_ = std::move(state); }
   void onHidden(int64_t layer, const at::Tensor& hidden) override;
   void onAttentionInput(int64_t block, const at::Tensor& normed) override;
   // After a batch's forward pass: throws InputError naming the first hidden state that held
@@ -37,7 +52,7 @@ class Accumulator final : public model::LayerObserver {
   // values whose squares overflow the batch's reduction), or none.
   std::optional<int64_t> firstNonFinite() const;
   // The first window of this batch.
-  int64_t batchStart() const { return batch_windows_.empty() ? int64_t{0} : batch_windows_.front(); }
+  int64_t batchStart() const { return batch_.windows.empty() ? int64_t{0} : batch_.windows.front(); }
   // Copies the statistics to the host (at the end, and for each saved state).
   std::vector<LayerStatistics> statistics() const;
   // The same, at the end of a pass: each layer's memory is released once it is copied, so
@@ -55,11 +70,7 @@ class Accumulator final : public model::LayerObserver {
   int64_t positions_;
   at::Device device_;
   std::vector<std::unique_ptr<Layer>> layers_;  // parallel to options_.layers
-  std::vector<int64_t> batch_windows_;
-  std::vector<std::string> batch_labels_;
-  // The previous hidden state of this batch (positions skipped) and its norms [B, T'].
-  at::Tensor previous_, previous_norms_;
-  std::vector<at::Tensor> finite_;  // per hidden state of this batch: all values finite (0-dim bool)
+  BatchState batch_;
 };
 
 }  // namespace posgeom::anova

@@ -37,6 +37,7 @@ inline constexpr const char* kLayer = "--layer";
 inline constexpr const char* kLayers = "--layers";
 inline constexpr const char* kLocalBelow = "--local-below";
 inline constexpr const char* kLogLevel = "--log-level";
+inline constexpr const char* kLayerMajor = "--layer-major";
 inline constexpr const char* kLowfreqK = "--lowfreq-k";
 inline constexpr const char* kMaxDigits = "--max-digits";
 inline constexpr const char* kMaxMemory = "--max-memory";
@@ -75,6 +76,7 @@ inline constexpr const char* kTolerance = "--tolerance";
 inline constexpr const char* kUniformAbove = "--uniform-above";
 inline constexpr const char* kVersion = "--version";
 inline constexpr const char* kVocab = "--vocab";
+inline constexpr const char* kWave = "--wave";
 inline constexpr const char* kWindowsPerDocument = "--windows-per-document";
 inline constexpr const char* kWorkDir = "--work-dir";
 

@@ -3,7 +3,9 @@
 #include "posgeom/base/torch_boundary.h"
 #include <ATen/ATen.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -109,6 +111,12 @@ class Model {
   // the last block ran and a final norm or logits were asked; each hidden state goes to the
   // observer as it is made.
   ForwardOutputs forward(const ForwardRequest& request) const;
+  // The same loop over a wave of batches, layer-major: each block runs on every batch before
+  // the next block does, so its weights are read once a wave. `before_batch(k)` runs before
+  // batch k's calls to its observer (a layer-major pass puts that batch's state back in the
+  // accumulators). Each batch's outputs are bit for bit those of forward(requests[k]).
+  std::vector<ForwardOutputs> forwardWave(const std::vector<ForwardRequest>& requests,
+                                          const std::function<void(std::size_t)>& before_batch = {}) const;
 
   // The seam every family implements, one block at a time.
   // hidden.0 from checked ids on the device [B,T]; sets the call's position terms in `context`.

@@ -65,10 +65,14 @@ class AnalysisPass {
 
   // One batch ([windows x T] ids): the only place the pass's sequence is written.
   BatchSeconds run(const WindowBatch& batch);
+  // A wave of batches, layer-major (Model::forwardWave): each layer's statistics take the
+  // batches in the order given, so they are the numbers run() of each in turn gives.
+  BatchSeconds runWave(const std::vector<WindowBatch>& wave);
   // The same forward pass with nothing observing it: what the pass is compared with.
   BatchSeconds forwardOnly(const WindowBatch& batch) const;
 
   // Batches until the corpus ends or a hook stops the pass; the ids are hashed and counted.
+  // Layer-major (plan().wave_windows > 0): waves of batches, the hooks asked after each.
   void runAll(WindowBatches& batches, PassHooks& hooks);
   // A resumed run: reads the saved run's windows again without a forward pass, checks that
   // they are the same tokens (InputError naming `corpus` otherwise) and restores its sums.

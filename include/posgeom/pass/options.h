@@ -86,6 +86,8 @@ struct AnalyzeOptions {
   int64_t save_every = 0;                // save the state every this many windows; 0: every 10 minutes
   int64_t stop_after = 0;                // stop (state saved, to resume) after this many windows
   std::optional<int64_t> max_memory;     // bytes the pass may use; none: what the device has
+  bool layer_major = false;              // block by block over waves of windows (Model::forwardWave)
+  int64_t wave = 0;                      // with layer_major: windows a wave holds; 0: as memory allows
   // A distributed launch (torchrun, srun): where the ranks meet (runtime::detectLaunch),
   // and how long any rank waits for the others before it gives up on them.
   std::string dist_init = "env";
