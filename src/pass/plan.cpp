@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/option_names.h"
@@ -71,22 +72,29 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
                                              "use --no-second-moment or --dtype bfloat16"));
 }
 
-// Layer-major: the windows of a wave. It holds two hidden states a window where the model
-// runs (a block's input and its output) besides what a batch needs (the resident estimate);
-// a wave takes what is left of the device's memory (or --max-memory), at least one batch.
+// Layer-major: the windows of a wave, whole batches. It holds two hidden states a window
+// where the model runs (a block's input and its output) besides what a batch needs (the
+// resident estimate): a wave takes what is left of the device's memory (or --max-memory),
+// at least one batch; a --wave that does not fit there is refused.
 int64_t chooseWave(const AnalyzeOptions& o, const PassPlan& plan) {
   const int64_t batch = plan.pass.batch_size;
   const int64_t per_window = 2 * plan.pass.seq_len * plan.config.hidden_size * runtime::computeBytes(o.dtype);
-  int64_t wave = o.wave;
-  if (wave == 0) {
-    const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
-    // Unknown memory (a device that cannot tell): sixteen batches.
-    const int64_t spare = limit ? *limit - plan.memory.total() : 16 * batch * per_window;
-    wave = std::max(batch, spare / per_window / batch * batch);
-  }
+  const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
+  // Unknown memory (a device that cannot tell): sixteen batches unless --wave says.
+  const int64_t fits = limit ? std::max<int64_t>(0, *limit - plan.memory.total()) / per_window : 16 * batch;
+  const auto bytes = [&](int64_t windows) {  // saturating: --wave may be any int64
+    return formatBytes(windows > INT64_MAX / per_window ? INT64_MAX : windows * per_window);
+  };
+  int64_t wave = o.wave > 0 ? o.wave : fits;
   if (o.num_seqs > 0) wave = std::min(wave, o.num_seqs);
-  spdlog::info("layer-major: waves of up to {} windows ({} held where the model runs)", wave,
-               formatBytes(wave * per_window));
+  wave = std::max(batch, wave / batch * batch);
+  if (o.wave > 0 && limit && wave > batch && wave > fits)
+    throw InputError(option::kWave, std::to_string(o.wave) + " windows would hold " + bytes(wave) +
+                                        " of hidden states but " + bytes(fits) + " is left beside a batch" +
+                                        (o.max_memory ? " (--max-memory)" : " on " + o.device.str()) + "; --wave " +
+                                        std::to_string(std::max(batch, fits / batch * batch)) + " fits");
+  spdlog::info("layer-major: waves of {} windows ({} batches, {} of hidden states where the model runs)", wave,
+               wave / batch, bytes(wave));
   return wave;
 }
 

@@ -334,6 +334,11 @@ std::vector<BadInput> cases() {
   c.push_back(row("wave-without-layer-major",
                [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--wave", "8"}); }, 2,
                "--wave: sizes the waves of --layer-major: add --layer-major"));
+  c.push_back(row("wave-too-large",
+               [](const fs::path& d) {
+                 return onText(textFile(d, "a.txt", prose(500)), {"--layer-major", "--wave", "1000000000000000", "--max-memory", "2G"});
+               },
+               2, "is left beside a batch (--max-memory); --wave "));
   c.push_back(row("wave-negative",
                [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--layer-major", "--wave", "-1"}); }, 2,
                "--wave: must not be negative"));

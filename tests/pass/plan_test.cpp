@@ -135,7 +135,8 @@ TEST(Plan, JudgesEveryOptionAgainstTheModel) {
 }
 
 // A wave holds two hidden states a window beside what a batch needs: what the memory
-// left over allows, in whole batches, never less than one, never more than --num-seqs.
+// left over allows, in whole batches, never less than one, never more than --num-seqs; a
+// --wave that the memory cannot hold is refused with one that fits.
 TEST(Plan, LayerMajorWavesTakeTheMemoryABatchLeaves) {
   ScratchDir s;
   const auto dir = smallModel(s);
@@ -152,8 +153,13 @@ TEST(Plan, LayerMajorWavesTakeTheMemoryABatchLeaves) {
   o.num_seqs = 3;
   EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 3);
   o.num_seqs = 0;
-  o.wave = 6;
-  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 6);
+  o.wave = 9;  // whole batches
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 8);
+  o.max_memory = needs + 5 * per_window;
+  EXPECT_NE(planError(o, dir).find("--wave: 9 windows would hold 64.0 KiB of hidden states but 40.0 KiB is left beside a "
+                                   "batch (--max-memory); --wave 4 fits"),
+            std::string::npos)
+      << planError(o, dir);
   o.layer_major = false;
   EXPECT_NE(planError(o, dir).find("--wave"), std::string::npos);
 }
