@@ -71,7 +71,9 @@ Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t di
 Accumulator::~Accumulator() = default;
 
 void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels) {
-  batch_ = {std::move(windows), std::move(labels), {}, {}, {}};
+  batch_ = BatchState();  // not a braced aggregate: GCC 12 with LibTorch 2.11 warns on one of tensors
+  batch_.windows = std::move(windows);
+  batch_.labels = std::move(labels);
 }
 
 std::optional<int64_t> Accumulator::firstNonFinite() const {

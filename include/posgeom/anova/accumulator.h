@@ -41,7 +41,11 @@ class Accumulator final : public model::LayerObserver {
   // A layer-major pass observes several batches a layer at a time: it takes each batch's
   // state out after its calls and puts it back before the next ones. Per layer, the batches
   // still arrive in the same order, so the sums are the same numbers.
-  BatchState suspendBatch() { return std::exchange(batch_, BatchState{}); }
+  BatchState suspendBatch() {
+    BatchState taken = std::move(batch_);
+    batch_ = BatchState();
+    return taken;
+  }
   void resumeBatch(BatchState state) { batch_ = std::move(state); }
   void onHidden(int64_t layer, const at::Tensor& hidden) override;
   void onAttentionInput(int64_t block, const at::Tensor& normed) override;
