@@ -26,6 +26,8 @@ void addBenchCommand(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option(option::kWorkDir, job->work_dir, "keep the random checkpoints here and reuse them (default: temporary)");
   sub->add_option(option::kOut, job->out, "also write the numbers as JSON");
   sub->add_flag(option::kForce, job->force, "replace an existing --out file");
+  sub->add_flag(option::kLayerMajor, job->layer_major, "also measure analyze --layer-major against the resident pass");
+  sub->add_option(option::kWave, job->wave, "with --layer-major: the wave's windows (default: four batches)");
   commands.push_back({sub, [job] { std::cout << jobs::benchTable(jobs::runBench(*job)) << std::flush; }});
   commands.back().runs_model = true;
 }

@@ -1,4 +1,5 @@
 #include "posgeom/jobs/bench_job.h"
+#include "posgeom/jobs/bench_layer_major.h"
 
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
@@ -262,6 +263,15 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
     r.analyze_heads_accumulator_share = rates.analyze_heads_accumulator_share;
   }
   r.forward_gemm_share = r.forward_tokens_per_s * r.flops_per_token / (gemm_gflops * 1e9);
+  if (job.layer_major) {
+    const int64_t batches = std::max<int64_t>(1, (job.wave > 0 ? job.wave : 4 * r.batch) / r.batch);
+    std::vector<pass::WindowBatch> wave;
+    for (int64_t k = 0; k < batches; ++k) wave.push_back(randomBatch(r.batch, r.seq_len, config.vocab_size, 2 + k));
+    r.wave_windows = batches * r.batch;
+    const auto layer_major = measureLayerMajor(*analyze, wave, job.rounds, device, next_window);
+    r.layer_major_tokens_per_s = layer_major.tokens_per_s;
+    r.layer_major_vs_resident = layer_major.vs_resident;
+  }
 
   // Memory and the fixed costs as one analyze --heads run has them: the timing above held
   // two passes' accumulators, a run holds one. The end stages run on its statistics.
@@ -304,6 +314,8 @@ BenchResult runBench(const BenchJob& job) {
   if (job.seq_len < 8) throw InputError(option::kSeqLen, "must be at least 8");
   if (job.rounds < 1) throw InputError(option::kRounds, "must be at least 1");
   if (job.batch_size < 0) throw InputError(option::kBatchSize, "must not be negative");
+  if (job.wave < 0) throw InputError(option::kWave, "must not be negative (0: four batches)");
+  if (job.wave > 0 && !job.layer_major) throw InputError(option::kWave, "sizes the wave of --layer-major: add --layer-major");
   runtime::requireDevice(job.device);
   // --out is judged (and held) before minutes of measuring, not when they are over.
   std::optional<io::OutputFile> out;

@@ -56,6 +56,11 @@ nlohmann::json benchJson(const BenchResult& r) {
                         {"metrics_per_layer_over_eigh", m.eigh_s > 0 ? m.metrics_per_layer_s / m.eigh_s : 0.0},
                         {"peak_rss_bytes", m.peak_rss_bytes}};
     if (m.device_memory_bytes) j["device_memory_bytes"] = *m.device_memory_bytes;
+    if (m.layer_major_tokens_per_s) {
+      j["wave_windows"] = m.wave_windows;
+      j["layer_major_tokens_per_s"] = *m.layer_major_tokens_per_s;
+      j["layer_major_vs_resident"] = *m.layer_major_vs_resident;
+    }
     auto& rounds = j["rounds_s"] = nlohmann::json::array();
     for (const auto& round : m.rounds)
       rounds.push_back({{"forward", round.forward},
@@ -110,6 +115,10 @@ std::string benchTable(const BenchResult& r) {
     out << "  analyze --heads  " << fixed(m.analyze_heads_tokens_per_s, 1) << " tokens/s ("
         << overheadText(m.forward_tokens_per_s, m.analyze_heads_tokens_per_s, m.analyze_heads_accumulator_share)
         << "); heads end stage " << fixed(m.heads_end_stage_s, 2) << " s per run\n";
+    if (m.layer_major_tokens_per_s)
+      out << "  layer-major      " << fixed(*m.layer_major_tokens_per_s, 1) << " tokens/s, "
+          << fixed(100.0 * *m.layer_major_vs_resident, 1) << "% of resident on the same " << m.wave_windows
+          << " windows (one wave)\n";
     out << "  end stages       metrics " << fixed(m.metrics_per_layer_s, 2) << " s per layer ("
         << fixed(m.eigh_s > 0 ? m.metrics_per_layer_s / m.eigh_s : 0.0, 2) << " x one " << m.hidden_size << "^2 eigendecomposition, "
         << fixed(m.eigh_s, 2) << " s), heads " << fixed(m.heads_per_head_s, 3) << " s per head\n";

@@ -4,15 +4,12 @@
 #include <stdexcept>
 
 namespace posgeom::jobs {
-namespace {
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
-
-}  // namespace
 
 std::array<BenchPass, 3> passOrder(int round) {
   constexpr std::array<BenchPass, 3> kPasses = {BenchPass::kForward, BenchPass::kAnalyze, BenchPass::kAnalyzeHeads};

@@ -60,6 +60,36 @@ TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
   EXPECT_NE(jobs::benchTable(r).find("% of the matrix-multiply throughput"), std::string::npos);
   EXPECT_NE(jobs::benchTable(r).find("the accumulators' own time"), std::string::npos);
   EXPECT_DOUBLE_EQ(json["models"][0]["analyze_accumulator_share"].get<double>(), *m.analyze_accumulator_share);
+  EXPECT_FALSE(json["models"][0].contains("layer_major_tokens_per_s"));  // not asked
+}
+
+// bench --layer-major: one wave of whole batches, layer-major against resident on the same
+// batches, in the JSON and the table.
+TEST(BenchJob, LayerMajorIsMeasuredAgainstTheResidentPass) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.layers = 2, spec.hidden_size = 32, spec.heads = 4, spec.max_positions = 32;
+  model::writeRandomCheckpoint(spec, s / "tiny");
+  jobs::BenchJob job;
+  job.models = {s / "tiny"};
+  job.seq_len = 24;
+  job.batch_size = 2;
+  job.rounds = 1;
+  job.layer_major = true;
+  job.wave = 7;  // whole batches: 6 windows
+  job.out = s / "bench.json";
+  const auto r = jobs::runBench(job);
+  const auto& m = r.models.front();
+  EXPECT_EQ(m.wave_windows, 6);
+  ASSERT_TRUE(m.layer_major_tokens_per_s.has_value());
+  EXPECT_GT(*m.layer_major_tokens_per_s, 0);
+  // The same work either way: neither order is many times the other on a tiny model.
+  EXPECT_GT(*m.layer_major_vs_resident, 0.2);
+  EXPECT_LT(*m.layer_major_vs_resident, 5.0);
+  const auto json = nlohmann::json::parse(readFile(s / "bench.json"));
+  EXPECT_DOUBLE_EQ(json["models"][0]["layer_major_vs_resident"].get<double>(), *m.layer_major_vs_resident);
+  EXPECT_EQ(json["models"][0]["wave_windows"], 6);
+  EXPECT_NE(jobs::benchTable(r).find("% of resident on the same 6 windows"), std::string::npos) << jobs::benchTable(r);
 }
 
 // Acceptance (one analysis pass): what bench times is the pass analyze runs for the same
@@ -106,6 +136,12 @@ TEST(BenchJob, BadRequestsFailBeforeAnyMeasurement) {
   EXPECT_THROW(jobs::runBench(job), InputError);
   job.models = {};
   job.rounds = 0;
+  EXPECT_THROW(jobs::runBench(job), InputError);
+  job.rounds = 1;
+  job.wave = 8;  // without --layer-major
+  EXPECT_THROW(jobs::runBench(job), InputError);
+  job.layer_major = true;
+  job.wave = -1;
   EXPECT_THROW(jobs::runBench(job), InputError);
   EXPECT_FALSE(std::filesystem::exists(s / "never.json"));
 }

@@ -39,6 +39,8 @@ struct BenchJob {
   std::filesystem::path work_dir;                 // generated checkpoints, kept and reused; empty: temporary
   std::filesystem::path out;                      // JSON; empty: none
   bool force = false;                             // replace an existing --out file
+  bool layer_major = false;                       // also the layer-major pass against the resident one
+  int64_t wave = 0;                               // its wave's windows; 0: four batches
 };
 
 struct BenchModelResult {
@@ -63,6 +65,10 @@ struct BenchModelResult {
   int64_t heads_analysed = 0;
   int64_t peak_rss_bytes = 0;             // while this model was measured
   std::optional<int64_t> device_memory_bytes;  // CUDA: the most in use while measured
+  // With --layer-major: the wave's windows, its tokens/s and their ratio to the resident
+  // pass's on the same batches (LayerMajorRates).
+  int64_t wave_windows = 0;
+  std::optional<double> layer_major_tokens_per_s, layer_major_vs_resident;
 };
 
 struct BenchResult {

@@ -31,6 +31,9 @@ struct PassRates {
   double analyze_accumulator_share = 0, analyze_heads_accumulator_share = 0;
 };
 
+// The middle value (the mean of the middle two); needs at least one.
+double median(std::vector<double> values);
+
 // Needs at least one round.
 PassRates ratesFromRounds(const std::vector<RoundSeconds>& rounds, double tokens_per_pass);
 
