@@ -11,8 +11,8 @@
 namespace posgeom::testing {
 namespace {
 
-TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
-  ScratchDir s;
+// A GPT-2 of 2 x 32 written into `s`, measured at T = 24 in batches of 2, one round, into bench.json.
+jobs::BenchJob tinyBenchJob(const ScratchDir& s) {
   model::RandomCheckpointSpec spec;
   spec.layers = 2;
   spec.hidden_size = 32;
@@ -25,7 +25,12 @@ TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
   job.batch_size = 2;
   job.rounds = 1;
   job.out = s / "bench.json";
-  const auto r = jobs::runBench(job);
+  return job;
+}
+
+TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
+  ScratchDir s;
+  const auto r = jobs::runBench(tinyBenchJob(s));
   ASSERT_EQ(r.models.size(), 1u);
   const auto& m = r.models.front();
   EXPECT_GT(r.gemm_gflops, 0);
@@ -67,17 +72,9 @@ TEST(BenchJob, MeasuresATinyModelAndExplainsItsShare) {
 // batches, in the JSON and the table.
 TEST(BenchJob, LayerMajorIsMeasuredAgainstTheResidentPass) {
   ScratchDir s;
-  model::RandomCheckpointSpec spec;
-  spec.layers = 2, spec.hidden_size = 32, spec.heads = 4, spec.max_positions = 32;
-  model::writeRandomCheckpoint(spec, s / "tiny");
-  jobs::BenchJob job;
-  job.models = {s / "tiny"};
-  job.seq_len = 24;
-  job.batch_size = 2;
-  job.rounds = 1;
+  auto job = tinyBenchJob(s);
   job.layer_major = true;
   job.wave = 7;  // whole batches: 6 windows
-  job.out = s / "bench.json";
   const auto r = jobs::runBench(job);
   const auto& m = r.models.front();
   EXPECT_EQ(m.wave_windows, 6);
