@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "posgeom/base/byte_size.h"
 #include "posgeom/model/load/checkpoint_source.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/model/architecture.h"
@@ -21,12 +22,27 @@ nlohmann::json inspectModel(const std::string& model, const std::string& revisio
 
   int64_t parameters = 0;
   std::map<std::string, int64_t> dtype_counts;
+  std::map<int64_t, std::pair<int64_t, int64_t>> per_block;  // block (-1: outside) -> parameters, stored bytes
   bool has_lm_head = false;
   for (const auto& t : resolved) {
     parameters += t.view->numel();
+    auto& [block_parameters, block_bytes] = per_block[t.spec.block];
+    block_parameters += t.view->numel();
+    block_bytes += static_cast<int64_t>(t.view->nbytes);
     dtype_counts[std::string(io::dtypeName(t.view->dtype))] += t.view->numel();
     has_lm_head = has_lm_head || t.spec.name == "lm_head.weight";
   }
+  // What a layer-major pass holds of the weights at a time: the largest block (as stored),
+  // beside what lies outside the blocks (embeddings, final norm, head).
+  int64_t largest = -1;
+  for (const auto& [block, sizes] : per_block)
+    if (block >= 0 && (largest < 0 || sizes.second > per_block[largest].second)) largest = block;
+  const auto blockSizes = [&](int64_t block) {
+    const auto [block_parameters, block_bytes] = per_block[block];
+    return nlohmann::json{{"parameters", block_parameters}, {"bytes", block_bytes}};
+  };
+  auto largest_block = blockSizes(largest);
+  largest_block["block"] = largest;
   nlohmann::json files = nlohmann::json::array();
   for (const auto& file : checkpoint.files()) files.push_back(file.filename().string());
   nlohmann::json tokenizer = nlohmann::json::array();
@@ -48,6 +64,8 @@ nlohmann::json inspectModel(const std::string& model, const std::string& revisio
           {"positional_scheme", positionSchemeName(config.positions)},
           {"attention", config.bidirectional ? "bidirectional" : "causal"},
           {"parameters", parameters},
+          {"largest_block", largest_block},
+          {"outside_blocks", blockSizes(-1)},
           {"stored_dtypes", dtype_counts},
           {"declared_dtype", config.stored_dtype},
           {"lm_head", has_lm_head ? "separate" : (config.tie_word_embeddings ? "tied" : "none")},
@@ -75,6 +93,10 @@ std::string formatInspection(const nlohmann::json& info) {
                             : ", no fixed maximum"));
   row("attention", info["attention"]);
   row("parameters", info["parameters"]);
+  const auto& block = info["largest_block"];
+  row("largest block", "block " + block["block"].dump() + ": " + block["parameters"].dump() + " parameters, " +
+                           formatBytes(block["bytes"].get<int64_t>()) + " stored (outside the blocks: " +
+                           formatBytes(info["outside_blocks"]["bytes"].get<int64_t>()) + ")");
   row("stored dtypes", info["stored_dtypes"]);
   row("LM head", info["lm_head"]);
   row("weight files", info["weight_files"]);

@@ -20,6 +20,13 @@ TEST(Inspect, DescribesTheShardedBFloat16Llama) {
   const int64_t per_layer = 2 * 64 + 2 * 64 * 64 + 2 * 32 * 64 + 3 * 172 * 64;
   EXPECT_EQ(info["parameters"], 2 * 1000 * 64 + 3 * per_layer + 64);
   EXPECT_EQ(info["stored_dtypes"]["BF16"], info["parameters"]);
+  // What a layer-major pass holds at a time: one block (every block alike: the first), and
+  // the embeddings, head and final norm outside the blocks; bfloat16, 2 bytes each.
+  EXPECT_EQ(info["largest_block"]["block"], 0);
+  EXPECT_EQ(info["largest_block"]["parameters"], per_layer);
+  EXPECT_EQ(info["largest_block"]["bytes"], 2 * per_layer);
+  EXPECT_EQ(info["outside_blocks"]["parameters"], 2 * 1000 * 64 + 64);
+  EXPECT_NE(jobs::formatInspection(info).find("block 0: " + std::to_string(per_layer) + " parameters"), std::string::npos);
 }
 
 TEST(Inspect, TextNamesTheEssentials) {

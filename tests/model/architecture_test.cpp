@@ -102,5 +102,44 @@ TEST(Architecture, ANegativeNormEpsilonIsRefusedByItsKeyInEveryFamily) {
   }
 }
 
+// Every family tags each tensor with the block that reads it (what a layer-major pass
+// loads for that block): block b's names are block 0's with b in place of 0, every block
+// as large, and what lies outside the blocks (embeddings, final norm, head) in none.
+class BlockTensorsPerArch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BlockTensorsPerArch, EachBlockHasTheSameTensorsUnderItsOwnIndex) {
+  const auto& arch = model::architectureFor(GetParam(), "test");
+  model::ModelShape shape;
+  shape.layers = 3, shape.hidden_size = 32, shape.heads = 4, shape.vocab_size = 100, shape.max_positions = 32;
+  const auto specs = arch.tensors(arch.config_for_shape(shape));
+  std::vector<std::vector<std::string>> names(3);
+  std::vector<int64_t> sizes(3, 0);
+  int64_t outside = 0;
+  for (const auto& t : specs) {
+    ASSERT_LT(t.block, 3) << t.name;
+    ASSERT_GE(t.block, -1) << t.name;
+    if (t.block < 0) {
+      ++outside;
+      for (const char* index : {".0.", ".1.", ".2."}) EXPECT_EQ(t.name.find(index), std::string::npos) << t.name;
+      continue;
+    }
+    const auto index = "." + std::to_string(t.block) + ".";
+    auto generic = t.name;
+    const auto at = generic.find(index);
+    ASSERT_NE(at, std::string::npos) << t.name << " is tagged block " << t.block;
+    generic.replace(at, index.size(), ".#.");
+    names[static_cast<std::size_t>(t.block)].push_back(generic);
+    sizes[static_cast<std::size_t>(t.block)] += t.numel();
+  }
+  EXPECT_GT(outside, 0);
+  EXPECT_FALSE(names[0].empty());
+  for (std::size_t b = 1; b < 3; ++b) {
+    EXPECT_EQ(names[b], names[0]) << "block " << b;
+    EXPECT_EQ(sizes[b], sizes[0]) << "block " << b;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, BlockTensorsPerArch, ::testing::ValuesIn(model::supportedModelTypes()));
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -34,6 +34,9 @@ struct TensorSpec {
   // The share of tokens a kProduct tensor multiplies: 1, or for an expert of a mixture its
   // router's top_k / experts. Every expert is held in memory; FLOPs count the active ones.
   double active_share = 1.0;
+  // The block (0-based) whose forward step reads it; -1: outside the blocks (embeddings,
+  // the final norm, the head). A layer-major pass needs block b's tensors only for block b.
+  int64_t block = -1;
 
   int64_t numel() const {
     int64_t n = 1;

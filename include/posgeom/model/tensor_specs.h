@@ -44,14 +44,22 @@ class TensorSpecs {
     specs_.back().tied = tied;
     return *this;
   }
+  // The tensors added from here on are block `b`'s (TensorSpec::block); -1: outside the blocks.
+  TensorSpecs& inBlock(int64_t b) {
+    block_ = b;
+    return *this;
+  }
+  TensorSpecs& outsideBlocks() { return inBlock(-1); }
   std::vector<TensorSpec> take() { return std::move(specs_); }
 
  private:
   TensorSpecs& add(const std::string& name, std::vector<int64_t> shape, TensorSpec::Init init) {
     specs_.push_back({name, std::move(shape), init, false});
+    specs_.back().block = block_;
     return *this;
   }
   std::vector<TensorSpec> specs_;
+  int64_t block_ = -1;
 };
 
 }  // namespace posgeom::model

@@ -51,6 +51,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const BertStyle& style) {
       .table("embeddings.token_type_embeddings.weight", {m.type_vocab_size, d})
       .norm("embeddings.LayerNorm", d);
   for (int64_t i = 0; i < m.num_layers; ++i) {
+    s.inBlock(i);
     const auto l = layer(i);
     for (const char* proj : {"query", "key", "value"})
       s.weight(l + "attention.self." + proj + ".weight", {d, d}).bias(l + "attention.self." + proj + ".bias", d);
@@ -65,7 +66,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const BertStyle& style) {
   }
   // The MLM head, present in BertForMaskedLM / BertForPreTraining checkpoints.
   const auto& h = style.head;
-  s.output(h.dense + ".weight", {d, d})
+  s.outsideBlocks().output(h.dense + ".weight", {d, d})
       .output(h.dense + ".bias", {d})
       .output(h.norm + ".weight", {d})
       .output(h.norm + ".bias", {d})

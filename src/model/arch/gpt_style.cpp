@@ -28,6 +28,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const GptLayout& l) {
     if (hasBias(bias, m)) s.bias(name + ".bias", out);
   };
   for (int64_t i = 0; i < m.num_layers; ++i) {
+    s.inBlock(i);
     const auto b = blockPrefix(l, i);
     if (!l.norms_listed_after) s.norm(b + l.attn_norm, d);
     if (l.qkv == Qkv::kSeparate)
@@ -41,6 +42,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const GptLayout& l) {
     map(b + l.mlp_out, d, f, l.mlp_bias);
     if (!l.mlp_norm.empty() && l.norms_listed_after) s.norm(b + l.mlp_norm, d);
   }
+  s.outsideBlocks();
   if (!m.post_norm) s.norm(l.final_norm, d);
   const bool optional_heads = l.lm_heads.size() > 1;
   for (const auto& name : l.lm_heads)

@@ -119,6 +119,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   };
   s.table("embed_tokens.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
+    s.inBlock(i);
     const auto l = layer(i);
     norm(l + "input_layernorm", d);
     if (style.fused_projections) s.weight(l + "self_attn.qkv_proj.weight", {q + 2 * kv, d});
@@ -137,6 +138,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
       s.weight(l + "mlp.gate_proj.weight", {f, d}).weight(l + "mlp.up_proj.weight", {f, d});
     s.weight(l + "mlp.down_proj.weight", {d, f});
   }
+  s.outsideBlocks();
   norm("norm", d);
   s.head("lm_head.weight", {m.vocab_size, d}, m.tie_word_embeddings);
   return s.take();
