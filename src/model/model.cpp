@@ -13,7 +13,8 @@ int64_t Model::lastLayerFor(const ForwardRequest& r) const {
 ForwardOutputs Model::forward(const ForwardRequest& r) const { return forwardWave({r}).front(); }
 
 std::vector<ForwardOutputs> Model::forwardWave(const std::vector<ForwardRequest>& requests,
-                                               const std::function<void(std::size_t)>& before_batch) const {
+                                               const std::function<void(std::size_t)>& before_batch,
+                                               const std::function<void(int64_t)>& after_block) const {
   const std::size_t n = requests.size();
   std::vector<BlockContext> contexts;
   std::vector<at::Tensor> xs(n);
@@ -39,13 +40,15 @@ std::vector<ForwardOutputs> Model::forwardWave(const std::vector<ForwardRequest>
     xs[k] = embed(ids, contexts.back());
     observe(k, 0);
   }
-  for (int64_t i = 0; i < last; ++i)
+  for (int64_t i = 0; i < last; ++i) {
     for (std::size_t k = 0; k < n; ++k) {
       if (i >= lastLayerFor(requests[k])) continue;
       enter(k);
       xs[k] = block(i, xs[k], contexts[k]);
       observe(k, i + 1);
     }
+    if (after_block) after_block(i);
+  }
   std::vector<ForwardOutputs> outputs(n);
   for (std::size_t k = 0; k < n; ++k) {
     const auto& r = requests[k];

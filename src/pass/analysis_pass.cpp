@@ -6,6 +6,7 @@
 #include "pass_model.h"
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
 #include "posgeom/base/stopwatch.h"
 
 namespace posgeom::pass {
@@ -133,7 +134,18 @@ BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave) {
     acc.resumeBatch(std::move(states[k]));
     current = k;
   };
-  impl_->model->model().forwardWave(requests, enter);
+  // A wave may take long: where it is, every 10 s or so.
+  int64_t windows = 0;
+  for (const auto& batch : wave) windows += batch.size();
+  const int64_t blocks = impl_->model->model().config().num_layers;
+  auto last_said = Clock::now();
+  auto progress = [&](int64_t block) {
+    if (secondsSince(last_said) < 10) return;
+    last_said = Clock::now();
+    log::info("layer-major: block " + std::to_string(block + 1) + " of " + std::to_string(blocks) + " done for a wave of " +
+              std::to_string(windows) + " windows");
+  };
+  impl_->model->model().forwardWave(requests, enter, progress);
   // The batches' checks in their order: the first with a NaN is named, as run() would.
   for (std::size_t k = 0; k < wave.size(); ++k) {
     enter(k);

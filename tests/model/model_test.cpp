@@ -98,9 +98,9 @@ struct WaveRecorder : model::LayerObserver {
   void onAttentionInput(int64_t, const at::Tensor& a) override { attention[current].push_back(a.clone()); }
 };
 
-// A wave (the layer-major pass) runs block b on every batch before block b + 1, and gives
-// each batch, bit for bit, what its own forward gives: hidden states, attention inputs,
-// logits. Every family, as its random checkpoint.
+// A wave (the layer-major pass) runs block b on every batch before block b + 1 (and says
+// so once it has), and gives each batch, bit for bit, what its own forward gives: hidden
+// states, attention inputs, logits. Every family, as its random checkpoint.
 class WavePerArch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(WavePerArch, AWaveGivesEachBatchItsOwnForward) {
@@ -121,7 +121,14 @@ TEST_P(WavePerArch, AWaveGivesEachBatchItsOwnForward) {
     r.observer = &wave;
     requests.push_back(r);
   }
-  const auto outputs = m.forwardWave(requests, [&](std::size_t k) { wave.current = k; });
+  std::vector<int64_t> blocks_done;
+  const auto outputs = m.forwardWave(
+      requests, [&](std::size_t k) { wave.current = k; },
+      [&](int64_t block) {
+        blocks_done.push_back(block);
+        for (const auto& hidden : wave.hidden) EXPECT_EQ(hidden.size(), static_cast<std::size_t>(block + 2));  // every batch
+      });
+  EXPECT_EQ(blocks_done, (std::vector<int64_t>{0, 1, 2}));
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     WaveRecorder alone(1);
     auto r = requests[k];

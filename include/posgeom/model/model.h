@@ -114,9 +114,11 @@ class Model {
   // The same loop over a wave of batches, layer-major: each block runs on every batch before
   // the next block does, so its weights are read once a wave. `before_batch(k)` runs before
   // batch k's calls to its observer (a layer-major pass puts that batch's state back in the
-  // accumulators). Each batch's outputs are bit for bit those of forward(requests[k]).
+  // accumulators); `after_block(i)` once block i has run on every batch (progress). Each
+  // batch's outputs are bit for bit those of forward(requests[k]).
   std::vector<ForwardOutputs> forwardWave(const std::vector<ForwardRequest>& requests,
-                                          const std::function<void(std::size_t)>& before_batch = {}) const;
+                                          const std::function<void(std::size_t)>& before_batch = {},
+                                          const std::function<void(int64_t)>& after_block = {}) const;
 
   // The seam every family implements, one block at a time.
   // hidden.0 from checked ids on the device [B,T]; sets the call's position terms in `context`.
