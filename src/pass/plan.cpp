@@ -74,14 +74,19 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
 
 // Layer-major: the windows of a wave, whole batches. It holds two hidden states a window
 // where the model runs (a block's input and its output) besides what a batch needs (the
-// resident estimate): a wave takes what is left of the device's memory (or --max-memory),
-// at least one batch; a --wave that does not fit there is refused.
+// resident estimate): a wave takes three quarters of what is left of the device's free
+// memory (or all that --max-memory leaves), at least one batch; a --wave that does not fit
+// there is refused.
 int64_t chooseWave(const AnalyzeOptions& o, const PassPlan& plan) {
   const int64_t batch = plan.pass.batch_size;
   const int64_t per_window = 2 * plan.pass.seq_len * plan.config.hidden_size * runtime::computeBytes(o.dtype);
   const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
-  // Unknown memory (a device that cannot tell): sixteen batches unless --wave says.
-  const int64_t fits = limit ? std::max<int64_t>(0, *limit - plan.memory.total()) / per_window : 16 * batch;
+  // Unknown memory (a device that cannot tell): sixteen batches unless --wave says. Of what
+  // the device has free a quarter stays free (others use it too, and the estimate is one);
+  // --max-memory is the user's to spend.
+  int64_t spare = limit ? std::max<int64_t>(0, *limit - plan.memory.total()) : 0;
+  if (limit && !o.max_memory) spare -= spare / 4;
+  const int64_t fits = limit ? spare / per_window : 16 * batch;
   const auto bytes = [&](int64_t windows) {  // saturating: --wave may be any int64
     return formatBytes(windows > INT64_MAX / per_window ? INT64_MAX : windows * per_window);
   };
@@ -91,7 +96,8 @@ int64_t chooseWave(const AnalyzeOptions& o, const PassPlan& plan) {
   if (o.wave > 0 && limit && wave > batch && wave > fits)
     throw InputError(option::kWave, std::to_string(o.wave) + " windows would hold " + bytes(wave) +
                                         " of hidden states but " + bytes(fits) + " is left beside a batch" +
-                                        (o.max_memory ? " (--max-memory)" : " on " + o.device.str()) + "; --wave " +
+                                        (o.max_memory ? " (--max-memory)" : " on " + o.device.str() + " (a quarter of its free memory kept free)") +
+                                        "; --wave " +
                                         std::to_string(std::max(batch, fits / batch * batch)) + " fits");
   spdlog::info("layer-major: waves of {} windows ({} batches, {} of hidden states where the model runs)", wave,
                wave / batch, bytes(wave));

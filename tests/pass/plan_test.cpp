@@ -149,7 +149,14 @@ TEST(Plan, LayerMajorWavesTakeTheMemoryABatchLeaves) {
   EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 8);  // 10 windows fit: 2 batches
   o.max_memory = needs;
   EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 4);
+  // Without --max-memory, three quarters of what the machine has free beside the batch.
   o.max_memory.reset();
+  const auto automatic = pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows;
+  const auto free_now = pass::availableMemory(o.device);
+  ASSERT_TRUE(free_now.has_value());
+  EXPECT_GE(automatic, 4);
+  EXPECT_LE(static_cast<double>(automatic * per_window), 0.8 * static_cast<double>(*free_now));
+  EXPECT_GE(static_cast<double>(automatic * per_window), 0.7 * static_cast<double>(*free_now - needs) - 4.0 * per_window);
   o.num_seqs = 3;
   EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 3);
   o.num_seqs = 0;
