@@ -174,7 +174,15 @@ RankGroup::RankGroup(const Launch& launch, Milliseconds timeout, const DeviceSpe
   impl_->timeout = timeout;
   impl_->device = device;
   impl_->connect();
-  impl_->createGroup();
+  try {
+    impl_->createGroup();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A rank that failed before this one had connected closes its connections while they
+    // are made (CI saw Gloo's "Connection closed by peer"): its word names why.
+    impl_->lost("the group's connection", e.what());
+  }
   log::info("joined as " + launch.describe() + ", " + impl_->backend + ", timeout " + std::to_string(timeout.count() / 1000) +
             " s");
 }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "posgeom/base/error.h"
+#include "rendezvous.h"
 #include "rank_threads.h"
 #include "test_support.h"
 
@@ -76,6 +77,42 @@ TEST(RankGroup, AFailedRanksWordReachesTheOthers) {
       EXPECT_EQ(o.message, "rank " + std::to_string(failing) + " failed: corpus.gz: not in gzip format");
     }
   }
+}
+
+// A rank that fails while another still makes its connections (CI saw rank 1 fail and
+// close them under rank 0's Gloo set-up): rank 0 names rank 1 and its reason there too,
+// not the backend's "Connection closed by peer". Rank 1 here joins the store, leaves its
+// word and goes without making a group, so rank 0's set-up is what fails, every time.
+TEST(RankGroup, AFailureWhileTheGroupConnectsIsNamed) {
+  const std::string rendezvous = tcp();
+  testing::RankOutcome outcome;
+  std::thread server([&] {
+    try {
+      Launch launch;
+      launch.launcher = "test";
+      launch.rank = 0;
+      launch.world = 2;
+      launch.rendezvous = rendezvous;
+      RankGroup group(launch, 2s, DeviceSpec{});
+    } catch (const RankFailed& e) {
+      outcome = {true, e.exitCode(), e.what()};
+    } catch (const std::exception& e) {
+      outcome = {true, -1, e.what()};
+    }
+  });
+  std::this_thread::sleep_for(300ms);  // rank 0's store is up before rank 1 connects
+  Launch launch;
+  launch.launcher = "test";
+  launch.rank = 1;
+  launch.world = 2;
+  launch.rendezvous = rendezvous;
+  {
+    const auto joined = rendezvous::meet(launch, 20s);
+    joined.store->set(rendezvous::key("failed", 1), rendezvous::asBytes("2\ncorpus.txt: not UTF-8"));
+    server.join();  // the store is rank 0's: rank 1's client stays until rank 0 has read it
+  }
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.message;
+  EXPECT_EQ(outcome.message, "rank 1 failed: corpus.txt: not UTF-8");
 }
 
 // A rank that vanishes without a word (its connections close, as when it is killed), and
