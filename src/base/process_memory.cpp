@@ -66,6 +66,7 @@ std::optional<int64_t> availableHostMemory() {
 }
 
 int64_t peakResidentBytes() { return statusBytes("VmHWM:"); }
+int64_t residentBytes() { return statusBytes("VmRSS:"); }
 
 void releaseFreeMemory() {
 #if defined(__GLIBC__)

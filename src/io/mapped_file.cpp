@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "posgeom/base/error.h"
@@ -37,6 +38,14 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+void dropMappedPages(const std::byte* data, std::size_t nbytes) noexcept {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + nbytes) / page * page;
+  // Advice only: a failure leaves the pages resident, which costs memory, never data.
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace posgeom::io

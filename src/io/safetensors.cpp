@@ -133,6 +133,7 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
     v.data = f.file_->data() + header.data_start + e.begin;
     v.nbytes = e.end - e.begin;
     v.owner = f.file_;
+    v.file_mapped = true;
     f.tensors_.emplace(e.name, std::move(v));
   }
   return f;

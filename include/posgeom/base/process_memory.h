@@ -12,6 +12,8 @@ namespace posgeom {
 std::optional<int64_t> availableHostMemory();
 // The peak resident set size so far (VmHWM), in bytes; 0 where it cannot be read.
 int64_t peakResidentBytes();
+// The resident set size now (VmRSS), in bytes; 0 where it cannot be read.
+int64_t residentBytes();
 // Returns freed heap memory to the system (glibc malloc_trim), so that the resident size
 // is what is in use.
 void releaseFreeMemory();

@@ -26,4 +26,9 @@ class MappedFile {
   std::size_t size_;
 };
 
+// Lets this process's pages of [data, data + nbytes) in a read-only file mapping go (the
+// whole pages inside it): they leave its resident memory and stay in the page cache, and a
+// later read maps them again. What a streamed block's weights do once copied.
+void dropMappedPages(const std::byte* data, std::size_t nbytes) noexcept;
+
 }  // namespace posgeom::io

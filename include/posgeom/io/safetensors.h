@@ -20,6 +20,7 @@ struct TensorView {
   const std::byte* data = nullptr;  // points into the mapped file
   std::size_t nbytes = 0;
   std::shared_ptr<const void> owner;  // keeps `data` valid (a mapping, a loaded tensor) for whoever holds the view
+  bool file_mapped = false;           // `data` lies in a read-only file mapping (its pages may be let go)
   int64_t numel() const;
 };
 
