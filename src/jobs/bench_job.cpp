@@ -268,7 +268,8 @@ BenchModelResult measureModel(const BenchJob& job, const std::string& name, cons
     std::vector<pass::WindowBatch> wave;
     for (int64_t k = 0; k < batches; ++k) wave.push_back(randomBatch(r.batch, r.seq_len, config.vocab_size, 2 + k));
     r.wave_windows = batches * r.batch;
-    const auto layer_major = measureLayerMajor(*analyze, wave, job.rounds, device, next_window);
+    pass::AnalysisPass streamed(plan, pass::loadPassModel(dir, device, plan.pass.dtype, /*stream_blocks=*/true));
+    const auto layer_major = measureLayerMajor(*analyze, streamed, wave, job.rounds, device, next_window);
     r.layer_major_tokens_per_s = layer_major.tokens_per_s;
     r.layer_major_vs_resident = layer_major.vs_resident;
   }

@@ -27,6 +27,7 @@ std::vector<ForwardOutputs> Model::forwardWave(const std::vector<ForwardRequest>
   auto enter = [&](std::size_t k) {
     if (before_batch && requests[k].observer) before_batch(k);
   };
+  if (last > 0) readBlockAhead(0);  // read while the batches are embedded
   for (std::size_t k = 0; k < n; ++k) {
     const auto& r = requests[k];
     const auto ids = idsOnDevice(r.ids);
@@ -41,12 +42,14 @@ std::vector<ForwardOutputs> Model::forwardWave(const std::vector<ForwardRequest>
     observe(k, 0);
   }
   for (int64_t i = 0; i < last; ++i) {
+    if (i + 1 < last) readBlockAhead(i + 1);  // the next block's weights read while this one runs
     for (std::size_t k = 0; k < n; ++k) {
       if (i >= lastLayerFor(requests[k])) continue;
       enter(k);
       xs[k] = block(i, xs[k], contexts[k]);
       observe(k, i + 1);
     }
+    releaseBlock(i);
     if (after_block) after_block(i);
   }
   std::vector<ForwardOutputs> outputs(n);

@@ -53,16 +53,19 @@ std::string nonFiniteCause(runtime::ComputeDtype dtype) {
 }  // namespace
 
 std::shared_ptr<const PassModel> loadPassModel(const std::filesystem::path& model_dir, const runtime::DeviceSpec& device,
-                                               runtime::ComputeDtype dtype) {
+                                               runtime::ComputeDtype dtype, bool stream_blocks) {
   const auto numerics = model::Numerics::of(dtype, device);
-  return std::make_shared<const PassModel>(model::loadModel(model_dir, numerics), numerics);
+  const auto residency = stream_blocks ? model::WeightResidency::kStreamedBlocks : model::WeightResidency::kResident;
+  return std::make_shared<const PassModel>(model::loadModel(model_dir, numerics, residency), numerics);
 }
 
 std::shared_ptr<const PassModel> loadPassModel(const PassPlan& plan) {
-  return loadPassModel(plan.model_dir, plan.pass.device, plan.pass.dtype);
+  return loadPassModel(plan.model_dir, plan.pass.device, plan.pass.dtype, plan.wave_windows > 0);
 }
 
 const model::ModelConfig& configOf(const PassModel& model) { return model.model().config(); }
+
+int64_t weightBytesRead(const PassModel& model) { return model.weightBytesRead(); }
 
 struct AnalysisPass::Impl {
   PassPlan plan;

@@ -12,6 +12,7 @@ class PassModel {
   PassModel(model::LoadedModel loaded, model::Numerics numerics) : loaded_(std::move(loaded)), numerics_(numerics) {}
   const model::Model& model() const { return *loaded_.model; }
   const model::Numerics& numerics() const { return numerics_; }
+  int64_t weightBytesRead() const { return *loaded_.bytes_read; }
 
  private:
   model::LoadedModel loaded_;

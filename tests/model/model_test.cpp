@@ -98,9 +98,10 @@ struct WaveRecorder : model::LayerObserver {
   void onAttentionInput(int64_t, const at::Tensor& a) override { attention[current].push_back(a.clone()); }
 };
 
-// A wave (the layer-major pass) runs block b on every batch before block b + 1 (and says
-// so once it has), and gives each batch, bit for bit, what its own forward gives: hidden
-// states, attention inputs, logits. Every family, as its random checkpoint.
+// A wave (the layer-major pass) over a model streaming its blocks runs block b on every
+// batch before block b + 1 (and says so once it has), reads each block's weights once, and
+// gives each batch, bit for bit, what its own forward through the resident model gives:
+// hidden states, attention inputs, logits. Every family, as its random checkpoint.
 class WavePerArch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(WavePerArch, AWaveGivesEachBatchItsOwnForward) {
@@ -109,8 +110,11 @@ TEST_P(WavePerArch, AWaveGivesEachBatchItsOwnForward) {
   spec.model_type = GetParam();
   spec.layers = 3, spec.hidden_size = 32, spec.heads = 4, spec.vocab_size = 100, spec.max_positions = 32;
   model::writeRandomCheckpoint(spec, s / "m");
-  const auto loaded = model::loadModel(s / "m", model::Numerics::parse("float32", "cpu"));
-  const auto& m = *loaded.model;
+  const auto numerics = model::Numerics::parse("float32", "cpu");
+  const auto loaded = model::loadModel(s / "m", numerics);
+  const auto streamed = model::loadModel(s / "m", numerics, model::WeightResidency::kStreamedBlocks);
+  const auto& m = *streamed.model;
+  EXPECT_LT(*streamed.bytes_read, *loaded.bytes_read);  // the blocks not read yet
   const std::vector<int64_t> sizes = {2, 1, 3};
   WaveRecorder wave(sizes.size());
   std::vector<model::ForwardRequest> requests;
@@ -129,11 +133,12 @@ TEST_P(WavePerArch, AWaveGivesEachBatchItsOwnForward) {
         for (const auto& hidden : wave.hidden) EXPECT_EQ(hidden.size(), static_cast<std::size_t>(block + 2));  // every batch
       });
   EXPECT_EQ(blocks_done, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(*streamed.bytes_read, *loaded.bytes_read);  // each block's weights read once for the wave
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     WaveRecorder alone(1);
     auto r = requests[k];
     r.observer = &alone;
-    const auto own = m.forward(r);
+    const auto own = loaded.model->forward(r);
     ASSERT_EQ(wave.hidden[k].size(), 4u);
     ASSERT_EQ(wave.attention[k].size(), alone.attention[0].size());
     for (std::size_t l = 0; l < 4; ++l) EXPECT_TRUE(at::equal(wave.hidden[k][l], alone.hidden[0][l])) << k << " " << l;
@@ -148,6 +153,9 @@ TEST_P(WavePerArch, AWaveGivesEachBatchItsOwnForward) {
   for (int64_t l = 0; l < 4; ++l)
     for (std::size_t k = 0; k < sizes.size(); ++k) layer_major.emplace_back(k, l);
   EXPECT_EQ(wave.order, layer_major);
+  // What the heads analysis asks of a block after the pass: read again, the same maps.
+  const auto mine = m.queryKeyMaps(1), theirs = loaded.model->queryKeyMaps(1);
+  EXPECT_TRUE(at::equal(mine.wq, theirs.wq) && at::equal(mine.bk, theirs.bk));
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, WavePerArch, ::testing::ValuesIn(model::supportedModelTypes()));

@@ -4,6 +4,7 @@
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/model/random_checkpoint.h"
@@ -167,8 +168,9 @@ TEST(AnalysisPass, TheLoopHashesCountsSavesAndStopsAsItsHooksSay) {
   EXPECT_EQ(stopped.hooks.stopped_at, 6);
 }
 
-// Layer-major: waves of two batches, each block run on a whole wave before the next. The
-// hooks are asked after each wave, and every statistic is the resident pass's, bit for bit.
+// Layer-major: waves of two batches, each block run on a whole wave before the next, its
+// weights read from the checkpoint then. The hooks are asked after each wave, and every
+// statistic is the resident pass's, bit for bit.
 TEST(AnalysisPass, LayerMajorWavesGiveTheResidentStatistics) {
   ScratchDir s;
   const auto dir = smallModel(s);
@@ -180,9 +182,8 @@ TEST(AnalysisPass, LayerMajorWavesGiveTheResidentStatistics) {
   const auto wave_plan = pass::planPass(o, dir, model::loadModelConfig(dir));
   ASSERT_EQ(resident_plan.wave_windows, 0);
   ASSERT_EQ(wave_plan.wave_windows, 4);
-  const auto model = pass::loadPassModel(resident_plan);
-  const auto resident = runLoop(o, resident_plan, model);
-  const auto layer_major = runLoop(o, wave_plan, model);
+  const auto resident = runLoop(o, resident_plan, pass::loadPassModel(resident_plan));
+  const auto layer_major = runLoop(o, wave_plan, pass::loadPassModel(wave_plan));  // its blocks streamed
   EXPECT_EQ(resident.hooks.after, (std::vector<int64_t>{2, 4, 6, 8, 10}));
   EXPECT_EQ(layer_major.hooks.after, (std::vector<int64_t>{4, 8, 10}));
   EXPECT_EQ(layer_major.windows, 10);
@@ -190,6 +191,36 @@ TEST(AnalysisPass, LayerMajorWavesGiveTheResidentStatistics) {
   ASSERT_EQ(layer_major.statistics.size(), 3u);
   EXPECT_GT(layer_major.statistics[2].attention_input_sum.size(), 0);
   expectSameStatistics(resident.statistics, layer_major.statistics);
+}
+
+// Every weight read once: a resident model reads each stored tensor at load; a streamed one
+// the tensors outside its blocks at load and each block's once a wave (one wave: each
+// weight once in all).
+TEST(AnalysisPass, AStreamedModelReadsEachBlockOnceAWave) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  int64_t stored = 0, in_blocks = 0;
+  const auto file = io::SafetensorsFile::open(dir / "model.safetensors");
+  for (const auto& [name, view] : file.tensors()) {
+    stored += static_cast<int64_t>(view.nbytes);
+    if (name.rfind("h.", 0) == 0) in_blocks += static_cast<int64_t>(view.nbytes);
+  }
+  ASSERT_GT(in_blocks, stored / 2);
+  auto o = loopOptions();
+  const auto resident_plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+  const auto resident = pass::loadPassModel(resident_plan);
+  EXPECT_EQ(pass::weightBytesRead(*resident), stored);
+  runLoop(o, resident_plan, resident);
+  EXPECT_EQ(pass::weightBytesRead(*resident), stored);
+  o.layer_major = true;
+  for (const auto& [wave, waves] : std::vector<std::pair<int64_t, int64_t>>{{10, 1}, {4, 3}}) {
+    o.wave = wave;
+    const auto plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+    const auto streamed = pass::loadPassModel(plan);
+    EXPECT_EQ(pass::weightBytesRead(*streamed), stored - in_blocks);
+    runLoop(o, plan, streamed);
+    EXPECT_EQ(pass::weightBytesRead(*streamed), stored - in_blocks + waves * in_blocks) << wave << " windows a wave";
+  }
 }
 
 }  // namespace

@@ -17,9 +17,11 @@ struct LayerMajorRates {
   double vs_resident = 0;
 };
 
-// `wave`'s batches through `pass` one by one (resident) and as one wave (layer-major),
+// `wave`'s batches through `resident` one by one and through `layer_major` (a pass over the
+// same model streaming its blocks: each block's weights read once a wave) as one wave,
 // `rounds` times (at least one) after a warm-up of each; `next_window` numbers the windows.
-LayerMajorRates measureLayerMajor(pass::AnalysisPass& pass, std::vector<pass::WindowBatch>& wave, int rounds,
-                                  const runtime::DeviceSpec& device, int64_t& next_window);
+LayerMajorRates measureLayerMajor(pass::AnalysisPass& resident, pass::AnalysisPass& layer_major,
+                                  std::vector<pass::WindowBatch>& wave, int rounds, const runtime::DeviceSpec& device,
+                                  int64_t& next_window);
 
 }  // namespace posgeom::jobs

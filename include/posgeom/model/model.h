@@ -130,6 +130,11 @@ class Model {
   // (each output undefined where the model has none).
   virtual ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& request) const = 0;
   virtual QueryKeyMaps queryKeyMaps(int64_t block) const = 0;
+  // A model whose blocks' weights are streamed from the checkpoint (WeightResidency): block
+  // `index` read ahead on a second thread, and let go once every batch has run it. A
+  // resident model holds every block: nothing to do.
+  virtual void readBlockAhead(int64_t /*index*/) const {}
+  virtual void releaseBlock(int64_t /*index*/) const {}
   virtual bool hasFinalNorm() const { return true; }
   virtual bool hasLmHead() const = 0;
   // Per-head ALiBi slopes [H] (float32), undefined for other schemes.

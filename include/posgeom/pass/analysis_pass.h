@@ -19,10 +19,14 @@ namespace posgeom::pass {
 // A model in memory, on its device (defined where Torch is).
 class PassModel;
 // Reads the weights: the first large read of a run, once the plan has judged every option.
+// A layer-major plan's model streams its blocks' weights from the checkpoint (each read
+// when its block runs on a wave, let go after); any other holds them all.
 std::shared_ptr<const PassModel> loadPassModel(const PassPlan& plan);
 std::shared_ptr<const PassModel> loadPassModel(const std::filesystem::path& model_dir, const runtime::DeviceSpec& device,
-                                               runtime::ComputeDtype dtype);
+                                               runtime::ComputeDtype dtype, bool stream_blocks = false);
 const model::ModelConfig& configOf(const PassModel& model);
+// Bytes of the checkpoint the model has read so far (a streamed block's each time it is read).
+int64_t weightBytesRead(const PassModel& model);
 
 struct BatchSeconds {
   double total = 0;

@@ -6,6 +6,7 @@
 #include "posgeom/base/error.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
+#include "posgeom/model/streamed_blocks.h"
 #include "posgeom/model/tensor_specs.h"
 #include "posgeom/model/load/weights.h"
 
@@ -82,18 +83,21 @@ class BertModel final : public Model {
     position_ = w.get("embeddings.position_embeddings.weight");
     type0_ = w.get("embeddings.token_type_embeddings.weight")[0];
     emb_ln_ = {w.get("embeddings.LayerNorm.weight"), w.get("embeddings.LayerNorm.bias")};
-    for (int64_t i = 0; i < config.num_layers; ++i) {
-      const auto l = layer(i);
-      auto g = [&](const std::string& name) { return w.get(l + name); };
-      layers_.push_back({g("attention.self.query.weight"), g("attention.self.query.bias"),
-                         g("attention.self.key.weight"), g("attention.self.key.bias"),
-                         g("attention.self.value.weight"), g("attention.self.value.bias"),
-                         g("attention.output.dense.weight"), g("attention.output.dense.bias"),
-                         {g("attention.output.LayerNorm.weight"), g("attention.output.LayerNorm.bias")},
-                         g("intermediate.dense.weight"), g("intermediate.dense.bias"),
-                         g("output.dense.weight"), g("output.dense.bias"),
-                         {g("output.LayerNorm.weight"), g("output.LayerNorm.bias")}});
-    }
+    layers_.init(
+        config.num_layers,
+        [w](int64_t i) {
+          const auto l = layer(i);
+          auto g = [&](const std::string& name) { return w.get(l + name); };
+          return Layer{g("attention.self.query.weight"), g("attention.self.query.bias"),
+                       g("attention.self.key.weight"), g("attention.self.key.bias"),
+                       g("attention.self.value.weight"), g("attention.self.value.bias"),
+                       g("attention.output.dense.weight"), g("attention.output.dense.bias"),
+                       {g("attention.output.LayerNorm.weight"), g("attention.output.LayerNorm.bias")},
+                       g("intermediate.dense.weight"), g("intermediate.dense.bias"),
+                       g("output.dense.weight"), g("output.dense.bias"),
+                       {g("output.LayerNorm.weight"), g("output.LayerNorm.bias")}};
+        },
+        w.streamed());
     const auto& h = style.head;
     has_head_ = w.has(h.dense + ".weight") && w.has(h.dense + ".bias") && w.has(h.norm + ".weight") &&
                 w.has(h.norm + ".bias") && w.has(h.bias);
@@ -115,7 +119,8 @@ class BertModel final : public Model {
   at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const auto& l = layers_[static_cast<size_t>(i)];
+    const auto held = layers_.at(i);
+    const auto& l = *held;
     context.attentionInput(i, x);  // post-LN: the block input is already normed
     const auto q = ops::splitHeads(ops::linear(x, l.q_w, l.q_b, num), c.num_heads);
     const auto k = ops::splitHeads(ops::linear(x, l.k_w, l.k_b, num), c.num_heads);
@@ -139,13 +144,15 @@ class BertModel final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& l = layers_.at(static_cast<size_t>(index));
+    const auto held = layers_.at(index);
+    const auto& l = *held;
     return arch::perHeadMaps(l.q_w, l.q_b, l.k_w, l.k_b, config().num_heads, config().headDim());
   }
 
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override {
     const auto& c = config();
-    const auto& l = layers_.front();
+    const auto held = layers_.at(0);
+    const auto& l = *held;
     // A token's block input (the normed embedding) at the window's mean position embedding,
     // the positions of a window without padding.
     const auto positions = positionIds(at::full({1, seq_len}, c.padding_idx < 0 ? 0 : c.padding_idx + 1,
@@ -157,6 +164,8 @@ class BertModel final : public Model {
   }
 
   bool hasFinalNorm() const override { return false; }
+  void readBlockAhead(int64_t index) const override { layers_.readAhead(index); }
+  void releaseBlock(int64_t index) const override { layers_.release(index); }
   bool hasLmHead() const override { return has_head_; }
 
  private:
@@ -183,7 +192,7 @@ class BertModel final : public Model {
   };
   at::Tensor word_, position_, type0_;
   Norm emb_ln_;
-  std::vector<Layer> layers_;
+  StreamedBlocks<Layer> layers_;
   bool has_head_ = false;
   at::Tensor head_dense_w_, head_dense_b_, decoder_, decoder_bias_;
   Norm head_ln_;

@@ -4,6 +4,7 @@
 #include "posgeom/model/load/weights.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
+#include "posgeom/model/streamed_blocks.h"
 #include "posgeom/model/tensor_specs.h"
 
 namespace posgeom::model::gpt_style {
@@ -75,7 +76,7 @@ class GptStyleModel final : public Model {
     if (!lm_head_.defined() && config.tie_word_embeddings) lm_head_ = embed_;
     const auto head_bias = l.lm_heads.front() + ".bias";
     if (l.lm_head_bias && w.has(head_bias)) lm_head_bias_ = w.get(head_bias);
-    for (int64_t i = 0; i < config.num_layers; ++i) blocks_.push_back(loadBlock(w, blockPrefix(l, i)));
+    blocks_.init(config.num_layers, [this, w](int64_t i) { return loadBlock(w, blockPrefix(layout_, i)); }, w.streamed());
   }
 
   at::Tensor embed(const at::Tensor& ids, BlockContext& context) const override {
@@ -97,7 +98,8 @@ class GptStyleModel final : public Model {
   at::Tensor block(int64_t i, const at::Tensor& x, const BlockContext& context) const override {
     const auto& c = config();
     const auto& num = numerics();
-    const auto& b = blocks_[static_cast<size_t>(i)];
+    const auto held = blocks_.at(i);
+    const auto& b = *held;
     const auto a = c.post_norm ? x : layerNorm(x, b.ln_1);
     context.attentionInput(i, a);
     const auto attended = attention(b, i, a, context);
@@ -126,7 +128,8 @@ class GptStyleModel final : public Model {
   // RoPE is not in these maps (kernelPositions gives the rotation); a key's bias rotates
   // with it and is kept.
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto& b = blocks_.at(static_cast<size_t>(index));
+    const auto held = blocks_.at(index);
+    const auto& b = *held;
     return arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), queryMap(b, 1), queryBias(b, 1), config().num_heads,
                              config().headDim());
   }
@@ -134,7 +137,8 @@ class GptStyleModel final : public Model {
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override {
     if (!layout_.neuron_circuit) return std::nullopt;
     const auto& c = config();
-    const auto& b = blocks_.front();
+    const auto held = blocks_.at(0);
+    const auto& b = *held;
     // A token's attention input at the window's mean position embedding.
     auto e = embed_.to(at::kFloat);
     if (positions_.defined()) e = e + positions_.narrow(0, layout_.position_offset, seq_len).to(at::kFloat).mean(0);
@@ -143,6 +147,8 @@ class GptStyleModel final : public Model {
                                   c.headDim());
   }
 
+  void readBlockAhead(int64_t index) const override { blocks_.readAhead(index); }
+  void releaseBlock(int64_t index) const override { blocks_.release(index); }
   bool hasFinalNorm() const override { return final_norm_.w.defined() || project_out_.defined(); }
   bool hasLmHead() const override { return lm_head_.defined(); }
   at::Tensor alibiSlopes() const override { return slopes_; }
@@ -246,7 +252,7 @@ class GptStyleModel final : public Model {
   GptLayout layout_;
   at::Tensor embed_, positions_, slopes_, project_in_, project_out_, lm_head_, lm_head_bias_;
   Norm embedding_norm_, final_norm_;
-  std::vector<Block> blocks_;
+  StreamedBlocks<Block> blocks_;  // last: a read-ahead reads the members above
 };
 
 }  // namespace

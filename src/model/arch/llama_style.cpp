@@ -170,46 +170,49 @@ Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfi
 DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Numerics& num, LlamaStyle style)
     : Model(config, num), style_(std::move(style)) {
   embed_ = w.get("embed_tokens.weight");
-  auto norm_weight = [&](const std::string& name) { return style_.plain_layer_norms ? at::Tensor() : w.get(name); };
-  norm_ = norm_weight("norm.weight");
-  const int64_t q_rows = config.num_heads * config.headDim(), kv_rows = config.num_kv_heads * config.headDim();
+  norm_ = style_.plain_layer_norms ? at::Tensor() : w.get("norm.weight");
   lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : embed_;
-  for (int64_t i = 0; i < config.num_layers; ++i) {
-    const auto l = layer(i);
-    auto g = [&](const std::string& name) { return w.get(l + name); };
-    auto when = [&](bool present, const std::string& name) { return present ? g(name) : at::Tensor(); };
-    const bool qkv_bias = style_.qkv_bias || config.attention_bias;
-    Layer layer_weights;
-    layer_weights.ln_1 = norm_weight(l + "input_layernorm.weight");
-    if (style_.fused_projections) {
-      // Rows [q | k | v] and [gate | up], split once.
-      const auto qkv = g("self_attn.qkv_proj.weight");
-      layer_weights.q = qkv.narrow(0, 0, q_rows).contiguous();
-      layer_weights.k = qkv.narrow(0, q_rows, kv_rows).contiguous();
-      layer_weights.v = qkv.narrow(0, q_rows + kv_rows, kv_rows).contiguous();
-      const auto gate_up = g("mlp.gate_up_proj.weight");
-      layer_weights.gate = gate_up.narrow(0, 0, config.intermediate_size).contiguous();
-      layer_weights.up = gate_up.narrow(0, config.intermediate_size, config.intermediate_size).contiguous();
-    } else {
-      layer_weights.q = g("self_attn.q_proj.weight");
-      layer_weights.k = g("self_attn.k_proj.weight");
-      layer_weights.v = g("self_attn.v_proj.weight");
-      layer_weights.gate = g("mlp.gate_proj.weight");
-      layer_weights.up = g("mlp.up_proj.weight");
-    }
-    layer_weights.q_bias = when(qkv_bias, "self_attn.q_proj.bias");
-    layer_weights.k_bias = when(qkv_bias, "self_attn.k_proj.bias");
-    layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
-    layer_weights.o = g("self_attn.o_proj.weight");
-    layer_weights.o_bias = when(config.attention_bias, "self_attn.o_proj.bias");
-    layer_weights.q_norm = when(style_.qk_norm, "self_attn.q_norm.weight");
-    layer_weights.k_norm = when(style_.qk_norm, "self_attn.k_norm.weight");
-    layer_weights.ln_2 = norm_weight(l + "post_attention_layernorm.weight");
-    layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
-    layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
-    layer_weights.down = g("mlp.down_proj.weight");
-    layers_.push_back(std::move(layer_weights));
+  layers_.init(config.num_layers, [this, w](int64_t i) { return loadLayer(w, i); }, w.streamed());
+}
+
+DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
+  const auto& c = config();
+  const auto l = layer(i);
+  auto g = [&](const std::string& name) { return w.get(l + name); };
+  auto when = [&](bool present, const std::string& name) { return present ? g(name) : at::Tensor(); };
+  auto norm_weight = [&](const std::string& name) { return when(!style_.plain_layer_norms, name); };
+  const int64_t q_rows = c.num_heads * c.headDim(), kv_rows = c.num_kv_heads * c.headDim();
+  const bool qkv_bias = style_.qkv_bias || c.attention_bias;
+  Layer layer_weights;
+  layer_weights.ln_1 = norm_weight("input_layernorm.weight");
+  if (style_.fused_projections) {
+    // Rows [q | k | v] and [gate | up], split once.
+    const auto qkv = g("self_attn.qkv_proj.weight");
+    layer_weights.q = qkv.narrow(0, 0, q_rows).contiguous();
+    layer_weights.k = qkv.narrow(0, q_rows, kv_rows).contiguous();
+    layer_weights.v = qkv.narrow(0, q_rows + kv_rows, kv_rows).contiguous();
+    const auto gate_up = g("mlp.gate_up_proj.weight");
+    layer_weights.gate = gate_up.narrow(0, 0, c.intermediate_size).contiguous();
+    layer_weights.up = gate_up.narrow(0, c.intermediate_size, c.intermediate_size).contiguous();
+  } else {
+    layer_weights.q = g("self_attn.q_proj.weight");
+    layer_weights.k = g("self_attn.k_proj.weight");
+    layer_weights.v = g("self_attn.v_proj.weight");
+    layer_weights.gate = g("mlp.gate_proj.weight");
+    layer_weights.up = g("mlp.up_proj.weight");
   }
+  layer_weights.q_bias = when(qkv_bias, "self_attn.q_proj.bias");
+  layer_weights.k_bias = when(qkv_bias, "self_attn.k_proj.bias");
+  layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
+  layer_weights.o = g("self_attn.o_proj.weight");
+  layer_weights.o_bias = when(c.attention_bias, "self_attn.o_proj.bias");
+  layer_weights.q_norm = when(style_.qk_norm, "self_attn.q_norm.weight");
+  layer_weights.k_norm = when(style_.qk_norm, "self_attn.k_norm.weight");
+  layer_weights.ln_2 = norm_weight("post_attention_layernorm.weight");
+  layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
+  layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
+  layer_weights.down = g("mlp.down_proj.weight");
+  return layer_weights;
 }
 
 // Gemma's RMSNorm scales by 1 + w in float32 and rounds once; Llama's rounds the normed
@@ -261,7 +264,8 @@ at::Tensor DecoderModel::mlp(const Layer& l, const at::Tensor& m) const {
 
 at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContext& context) const {
   const auto& num = numerics();
-  const auto& l = layers_[static_cast<size_t>(i)];
+  const auto held = layers_.at(i);
+  const auto& l = *held;
   const auto a = norm(x, l.ln_1);
   context.attentionInput(i, a);
   const auto attended = attention(l, i, a, context);
@@ -287,7 +291,8 @@ ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r
 std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) const {
   const auto& c = config();
   if (style_.sandwich_norms || c.qkv_clip > 0) return std::nullopt;
-  const auto& l = layers_.front();
+  const auto held = layers_.at(0);
+  const auto& l = *held;
   const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);
   NeuronCircuit n;
   // No position embedding: a token's attention input is its normed embedding.
@@ -315,7 +320,8 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
 // unrotated one it does not cancel in the softmax: it is kept.
 QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
   const auto& c = config();
-  const auto& l = layers_.at(static_cast<size_t>(index));
+  const auto held = layers_.at(index);
+  const auto& l = *held;
   const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, kv = c.num_kv_heads, group = h / kv;
   auto per_query_head = [&](const at::Tensor& t, int64_t heads) {
     auto shaped = t.to(at::kFloat).reshape(t.dim() == 2 ? std::vector<int64_t>{heads, dh, d} : std::vector<int64_t>{heads, dh});

@@ -10,6 +10,7 @@
 #include "architectures.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
+#include "posgeom/model/streamed_blocks.h"
 #include "posgeom/model/tensor_specs.h"
 
 namespace posgeom::model::llama_style {
@@ -63,12 +64,15 @@ class DecoderModel : public Model {
   // q/k/v clamp (values no longer linear in the input).
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override;
   bool hasLmHead() const override { return true; }
+  void readBlockAhead(int64_t index) const override { layers_.readAhead(index); }
+  void releaseBlock(int64_t index) const override { layers_.release(index); }
 
  private:
   struct Layer {
     at::Tensor ln_1, q, q_bias, k, k_bias, v, v_bias, o, o_bias, q_norm, k_norm, ln_2, pre_mlp_ln, post_mlp_ln, gate, up,
         down;
   };
+  Layer loadLayer(const Weights& w, int64_t index) const;
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w) const;
   at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const;
   // The MLP of layer `l` on its normed input `m`: the gated dense MLP (an MoE family's
@@ -76,7 +80,7 @@ class DecoderModel : public Model {
   at::Tensor mlp(const Layer& l, const at::Tensor& m) const;
   LlamaStyle style_;
   at::Tensor embed_, norm_, lm_head_;
-  std::vector<Layer> layers_;
+  StreamedBlocks<Layer> layers_;  // last: a read-ahead reads the members above
 };
 
 }  // namespace posgeom::model::llama_style

@@ -2,7 +2,9 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
+#include "posgeom/io/mapped_file.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "posgeom/model/load/tensor_resolver.h"
@@ -61,20 +63,60 @@ InputError nonFiniteWeight(const io::Checkpoint& checkpoint, const ResolvedTenso
 
 }  // namespace
 
-Weights::Weights(const io::Checkpoint& checkpoint, const Architecture& arch, const ModelConfig& config,
-                 const Numerics& numerics) {
-  for (const auto& t : resolveTensors(checkpoint, arch, config)) {
-    auto tensor = numerics.fit(tensorFromView(*t.view)).contiguous();
+struct Weights::State {
+  std::shared_ptr<const io::Checkpoint> checkpoint;  // none for tensors given as they are
+  Numerics numerics;
+  bool streamed = false;
+  std::map<std::string, at::Tensor> tensors;         // resident
+  std::map<std::string, ResolvedTensor> block_views;  // streamed: read when asked for
+  std::shared_ptr<std::atomic<int64_t>> bytes_read;
+
+  at::Tensor read(const ResolvedTensor& t, bool own_memory) {
+    const auto& view = *t.view;
+    auto tensor = numerics.fit(tensorFromView(view)).contiguous();
+    // Same dtype on the CPU: fit keeps the mapping's view, whose pages would stay this
+    // process's after the block is let go.
+    if (own_memory && tensor.data_ptr() == static_cast<const void*>(view.data)) tensor = tensor.clone();
     // A NaN in the weights would surface layers later as NaN statistics; name it here.
-    if (!at::isfinite(tensor).all().item<bool>()) throw nonFiniteWeight(checkpoint, t, numerics);
-    tensors_.emplace(t.spec.name, std::move(tensor));
+    if (!at::isfinite(tensor).all().item<bool>()) throw nonFiniteWeight(*checkpoint, t, numerics);
+    *bytes_read += static_cast<int64_t>(view.nbytes);
+    if (own_memory && view.file_mapped) io::dropMappedPages(view.data, view.nbytes);
+    return tensor;
+  }
+};
+
+Weights::Weights(io::Checkpoint checkpoint, const Architecture& arch, const ModelConfig& config, const Numerics& numerics,
+                 WeightResidency residency)
+    : state_(std::make_shared<State>()) {
+  auto& s = *state_;
+  s.bytes_read = bytes_read_;
+  s.checkpoint = std::make_shared<const io::Checkpoint>(std::move(checkpoint));
+  s.numerics = numerics;
+  s.streamed = residency == WeightResidency::kStreamedBlocks;
+  for (const auto& t : resolveTensors(*s.checkpoint, arch, config)) {
+    if (s.streamed && t.spec.block >= 0)
+      s.block_views.emplace(t.spec.name, t);
+    else
+      s.tensors.emplace(t.spec.name, s.read(t, false));
   }
 }
 
-const at::Tensor& Weights::get(const std::string& name) const {
-  const auto it = tensors_.find(name);
-  if (it == tensors_.end()) throw std::logic_error("weight '" + name + "' was not declared by the architecture");
-  return it->second;
+Weights::Weights(std::map<std::string, at::Tensor> tensors) : state_(std::make_shared<State>()) {
+  state_->tensors = std::move(tensors);
 }
+
+at::Tensor Weights::get(const std::string& name) const {
+  const auto it = state_->tensors.find(name);
+  if (it != state_->tensors.end()) return it->second;
+  const auto streamed = state_->block_views.find(name);
+  if (streamed != state_->block_views.end()) return state_->read(streamed->second, true);
+  throw std::logic_error("weight '" + name + "' was not declared by the architecture");
+}
+
+bool Weights::has(const std::string& name) const {
+  return state_->tensors.count(name) != 0 || state_->block_views.count(name) != 0;
+}
+
+bool Weights::streamed() const { return state_->streamed; }
 
 }  // namespace posgeom::model
