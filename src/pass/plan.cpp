@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/option_names.h"
@@ -13,11 +14,27 @@
 namespace posgeom::pass {
 namespace {
 
-int64_t parameterCount(const model::ModelConfig& config) {
-  int64_t parameters = 0;
-  for (const auto& spec : model::architectureFor(config.model_type, config.source.string()).tensors(config))
-    parameters += spec.numel();
-  return parameters;
+// The model's parameters by where they live: outside the blocks, and the largest block's.
+struct ParameterLayout {
+  int64_t all = 0, outside = 0, largest_block = 0, largest_index = 0;
+  // What a pass holds at once: every parameter resident; layer-major, those outside the
+  // blocks and two blocks' (the one running, the next read ahead).
+  int64_t held(bool layer_major) const { return layer_major ? std::min(all, outside + 2 * largest_block) : all; }
+};
+
+ParameterLayout parameterLayout(const model::ModelConfig& config) {
+  ParameterLayout p;
+  std::map<int64_t, int64_t> per_block;
+  for (const auto& spec : model::architectureFor(config.model_type, config.source.string()).tensors(config)) {
+    p.all += spec.numel();
+    if (spec.block < 0)
+      p.outside += spec.numel();
+    else
+      per_block[spec.block] += spec.numel();
+  }
+  for (const auto& [block, n] : per_block)
+    if (n > p.largest_block) p.largest_block = n, p.largest_index = block;
+  return p;
 }
 
 int64_t windowLength(const AnalyzeOptions& o, const model::ModelConfig& config) {
@@ -34,9 +51,11 @@ int64_t windowLength(const AnalyzeOptions& o, const model::ModelConfig& config) 
   return seq_len;
 }
 
-// The batch size of the pass: as asked, or chosen (preferredBatch, less where memory is
-// short). Stops before the pass when its estimate exceeds the device's memory (or --max-memory).
-int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
+// The batch size of the pass and where its weights live: as asked, or chosen. Resident
+// unless --layer-major; where the resident pass does not fit the device's memory (or
+// --max-memory), layer-major when that fits (two blocks' weights at a time), at the batch
+// asked or preferred, else at the largest that fits. Stops before the pass when nothing does.
+int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) {
   const auto& a = plan.pass.accumulator;
   PassShape shape;
   const int64_t requested = o.batch_size > 0 ? o.batch_size : preferredBatch(o.device, plan.pass.seq_len);
@@ -50,7 +69,10 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
   shape.contexts_cap = a.caps.contexts;
   shape.reservoir = a.caps.reservoir;
   shape.attention_samples = a.caps.attention_samples;
-  plan.memory = estimatePassMemory(plan.config, plan.parameters, shape);
+  layer_major = o.layer_major;
+  const auto parameters = parameterLayout(plan.config);
+  auto held = [&](bool lm) { return parameters.held(lm); };
+  plan.memory = estimatePassMemory(plan.config, held(layer_major), shape);
   const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
   if (!limit) {
     spdlog::info("memory: about {} needed ({} cannot tell what it has)", plan.memory.describe(), o.device.str());
@@ -58,16 +80,33 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan) {
   }
   spdlog::info("memory: about {} needed of {} available (batch {})", plan.memory.describe(), formatBytes(*limit), shape.batch);
   if (plan.memory.total() <= *limit) return shape.batch;
-  const int64_t fits = largestBatchWithin(plan.config, plan.parameters, shape, *limit);
+  const auto resident_memory = plan.memory;
+  auto take_layer_major = [&](int64_t batch) {
+    layer_major = true;
+    shape.batch = batch;
+    plan.memory = estimatePassMemory(plan.config, held(true), shape);
+    spdlog::info("layer-major: the weights ({}) do not fit beside the pass; each block's are read from the checkpoint "
+                 "when a wave runs it, two blocks' at a time (the largest, block {}: {}): about {} needed (batch {})",
+                 formatBytes(resident_memory.weights), parameters.largest_index,
+                 formatBytes(parameters.largest_block * shape.compute_bytes), plan.memory.describe(), batch);
+    return batch;
+  };
+  if (!layer_major && estimatePassMemory(plan.config, held(true), shape).total() <= *limit)
+    return take_layer_major(shape.batch);
+  const int64_t fits = largestBatchWithin(plan.config, held(layer_major), shape, *limit);
   if (o.batch_size == 0 && fits > 0) {
     spdlog::info("memory: batch {} fits", fits);
     shape.batch = fits;
-    plan.memory = estimatePassMemory(plan.config, plan.parameters, shape);
+    plan.memory = estimatePassMemory(plan.config, held(layer_major), shape);
     return fits;
   }
+  const int64_t fits_layer_major =
+      layer_major ? fits : largestBatchWithin(plan.config, held(true), shape, *limit);
+  if (o.batch_size == 0 && fits_layer_major > 0) return take_layer_major(fits_layer_major);
+  const int64_t best = std::max(fits, fits_layer_major);
   throw InputError("memory", "the pass needs about " + plan.memory.describe() + " but " + formatBytes(*limit) +
                                  (o.max_memory ? " is allowed (--max-memory)" : " is available on " + o.device.str()) +
-                                 (fits > 0 ? "; --batch-size " + std::to_string(fits) + " fits"
+                                 (best > 0 ? "; --batch-size " + std::to_string(best) + " fits"
                                            : "; not even one window fits: shorten --seq-len, select fewer --layer, or "
                                              "use --no-second-moment or --dtype bfloat16"));
 }
@@ -154,7 +193,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   PassPlan plan;
   plan.model_dir = model_dir;
   plan.config = config;
-  plan.parameters = parameterCount(config);
+  plan.parameters = parameterLayout(config).all;
   auto& pass = plan.pass;
   pass.device = o.device;
   pass.dtype = o.dtype;
@@ -217,8 +256,9 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   w.max_per_document = o.windows_per_document;
   w.shard_index = plan.shard.index;
   w.shard_count = plan.shard.count;
-  pass.batch_size = chooseBatch(o, plan);
-  if (o.layer_major) plan.wave_windows = chooseWave(o, plan);
+  bool layer_major = false;
+  pass.batch_size = chooseBatch(o, plan, layer_major);
+  if (layer_major) plan.wave_windows = chooseWave(o, plan);
   return plan;
 }
 

@@ -171,6 +171,29 @@ TEST(Plan, LayerMajorWavesTakeTheMemoryABatchLeaves) {
   EXPECT_NE(planError(o, dir).find("--wave"), std::string::npos);
 }
 
+// Where every weight does not fit beside the pass but two blocks' do, the plan goes
+// layer-major by itself at the batch asked; where even that does not fit, it says so.
+TEST(Plan, WeightsThatDoNotFitChooseLayerMajor) {
+  ScratchDir s;
+  const auto dir = smallModel(s);  // 3 blocks: two of them and the rest hold less than all
+  auto o = shortWindows();
+  o.batch_size = 4;
+  const auto resident = pass::planPass(o, dir, model::loadModelConfig(dir));
+  EXPECT_EQ(resident.wave_windows, 0);
+  o.layer_major = true;
+  const auto forced = pass::planPass(o, dir, model::loadModelConfig(dir));
+  ASSERT_LT(forced.memory.weights, resident.memory.weights);
+  EXPECT_EQ(forced.memory.total() - forced.memory.weights, resident.memory.total() - resident.memory.weights);
+  o.layer_major = false;
+  o.max_memory = forced.memory.total() + 2 * 32 * 32 * 4 * 4;  // and one batch's wave
+  const auto chosen = pass::planPass(o, dir, model::loadModelConfig(dir));
+  EXPECT_EQ(chosen.wave_windows, 4);
+  EXPECT_EQ(chosen.pass.batch_size, 4);
+  EXPECT_EQ(chosen.memory.total(), forced.memory.total());
+  o.max_memory = forced.memory.total() - 1;
+  EXPECT_NE(planError(o, dir).find("the pass needs about"), std::string::npos) << planError(o, dir);
+}
+
 TEST(Plan, QkHeadsAreNamedByTheirZeroBasedBlock) {
   ScratchDir s;
   const auto dir = smallModel(s);

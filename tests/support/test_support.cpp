@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -148,9 +149,11 @@ void RunningProgram::signal(int sig) { ::kill(pid_, sig); }
 
 CommandResult RunningProgram::wait() {
   int status = 0;
-  ::waitpid(pid_, &status, 0);
+  rusage usage{};
+  ::wait4(pid_, &status, 0, &usage);
   pid_ = -1;
   CommandResult r;
+  r.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = readFile(*scratch_ / "stdout");
   r.err = readFile(*scratch_ / "stderr");

@@ -3,6 +3,7 @@
 // running the posgeom binary.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -43,6 +44,7 @@ struct CommandResult {
   int exit_code = -1;
   std::string out;
   std::string err;
+  int64_t peak_rss_bytes = 0;  // the program's peak resident set (its own, measured by the kernel)
 };
 // Runs the posgeom executable built with the tests, with `stdin_text` on its standard input.
 CommandResult runPosgeom(const std::vector<std::string>& args, const std::string& stdin_text = "");

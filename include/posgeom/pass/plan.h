@@ -43,9 +43,10 @@ struct PassPlan {
   int64_t repeat_period = 0;               // --corpus repeated-random: each window is 3 copies of this many ids
   MemoryEstimate memory;
   int64_t parameters = 0;
-  // Layer-major (--layer-major): a wave of this many windows (whole batches; the last wave
-  // may hold fewer) goes through block b before block b + 1 runs (Model::forwardWave).
-  // 0: the resident pass, a batch through every block at a time.
+  // Layer-major (--layer-major, or chosen where the resident pass does not fit): a wave of
+  // this many windows (whole batches; the last wave may hold fewer) goes through block b,
+  // its weights read from the checkpoint then, before block b + 1 runs (Model::forwardWave).
+  // 0: the resident pass, a batch through every block at a time, every weight held.
   int64_t wave_windows = 0;
   ReportOptions report;                    // as asked, with the defaults fitted to the window and width
 };
