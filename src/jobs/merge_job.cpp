@@ -38,7 +38,9 @@ void runMergeJob(const MergeJob& job) {
       spdlog::warn("the states hold attention inputs: give --model to analyse the heads");
     } else {
       const auto model_dir = io::resolveModelDir(job.model, io::processEnv());
-      const auto model = pass::loadPassModel(model_dir, runtime::DeviceSpec{}, runtime::ComputeDtype::kFloat32);
+      // Only each block's query and key maps are read, one block at a time: streamed.
+      const auto model = pass::loadPassModel(model_dir, runtime::DeviceSpec{}, runtime::ComputeDtype::kFloat32,
+                                             /*stream_blocks=*/true);
       const auto& type = pass::configOf(*model).model_type;
       if (type != merged.settings.value("model_type", ""))
         throw InputError(job.model, "is a " + type + " model; the states come from " +

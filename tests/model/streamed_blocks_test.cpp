@@ -72,5 +72,19 @@ TEST(StreamedBlocks, StreamedBlocksAreReadWhenAskedAndLetGo) {
   EXPECT_EQ(loads.count, 3);
 }
 
+// A look at a block (the heads' end stage, after the pass) takes the one held, else loads
+// one that goes with its pointer: looking at every block in turn holds none of them.
+TEST(StreamedBlocks, APeekKeepsNothing) {
+  Loads loads;
+  model::StreamedBlocks<Made> blocks;
+  blocks.init(3, loads.load(), true);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(blocks.peek(i)->index, i);
+  EXPECT_EQ(blocks.held(), 0);
+  EXPECT_EQ(loads.count, 3);
+  const auto held = blocks.at(2);
+  EXPECT_EQ(blocks.peek(2)->load, held->load);  // the held one, not read again
+  EXPECT_EQ(loads.count, 4);
+}
+
 }  // namespace
 }  // namespace posgeom::testing

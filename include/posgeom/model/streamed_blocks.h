@@ -57,6 +57,17 @@ class StreamedBlocks {
     return s.block = block;
   }
 
+  // Block `index` for a look that should not keep it (the heads' end stage asks for every
+  // block's maps in turn): the one held, else one loaded now and let go with the pointer.
+  std::shared_ptr<const Block> peek(int64_t index) const {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (const auto& held_block = slot(index).block) return held_block;
+    }
+    if (!streamed_) return at(index);
+    return loaded(index);
+  }
+
   // Streamed: block `index` read on a second thread (no-op past the last block, when held or
   // resident).
   void readAhead(int64_t index) const {

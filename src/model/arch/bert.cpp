@@ -144,14 +144,14 @@ class BertModel final : public Model {
   }
 
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto held = layers_.at(index);
+    const auto held = layers_.peek(index);
     const auto& l = *held;
     return arch::perHeadMaps(l.q_w, l.q_b, l.k_w, l.k_b, config().num_heads, config().headDim());
   }
 
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override {
     const auto& c = config();
-    const auto held = layers_.at(0);
+    const auto held = layers_.peek(0);
     const auto& l = *held;
     // A token's block input (the normed embedding) at the window's mean position embedding,
     // the positions of a window without padding.

@@ -128,7 +128,7 @@ class GptStyleModel final : public Model {
   // RoPE is not in these maps (kernelPositions gives the rotation); a key's bias rotates
   // with it and is kept.
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
-    const auto held = blocks_.at(index);
+    const auto held = blocks_.peek(index);
     const auto& b = *held;
     return arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), queryMap(b, 1), queryBias(b, 1), config().num_heads,
                              config().headDim());
@@ -137,7 +137,7 @@ class GptStyleModel final : public Model {
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override {
     if (!layout_.neuron_circuit) return std::nullopt;
     const auto& c = config();
-    const auto held = blocks_.at(0);
+    const auto held = blocks_.peek(0);
     const auto& b = *held;
     // A token's attention input at the window's mean position embedding.
     auto e = embed_.to(at::kFloat);

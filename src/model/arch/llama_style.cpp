@@ -291,7 +291,7 @@ ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r
 std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) const {
   const auto& c = config();
   if (style_.sandwich_norms || c.qkv_clip > 0) return std::nullopt;
-  const auto held = layers_.at(0);
+  const auto held = layers_.peek(0);
   const auto& l = *held;
   const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);
   NeuronCircuit n;
@@ -320,7 +320,7 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
 // unrotated one it does not cancel in the softmax: it is kept.
 QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
   const auto& c = config();
-  const auto held = layers_.at(index);
+  const auto held = layers_.peek(index);
   const auto& l = *held;
   const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, kv = c.num_kv_heads, group = h / kv;
   auto per_query_head = [&](const at::Tensor& t, int64_t heads) {
