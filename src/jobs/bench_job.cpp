@@ -28,6 +28,7 @@
 #include "posgeom/pass/analysis_pass.h"
 #include "posgeom/pass/heads_stage.h"
 #include "posgeom/pass/metrics_stage.h"
+#include "posgeom/runtime/cpu_features.h"
 #include "posgeom/runtime/device_timing.h"
 #include "posgeom/runtime/threads.h"
 #include "posgeom/tokenize/tokenizer.h"
@@ -342,6 +343,9 @@ BenchResult runBench(const BenchJob& job) {
   BenchResult result;
   result.device = job.device.str();
   result.dtype = runtime::computeDtypeName(job.dtype);
+  result.compute = !job.device.isCuda() && runtime::emulatedOnCpu(job.dtype)
+                       ? result.dtype + " emulated in float32 (float32 products, every stored value rounded)"
+                       : result.dtype;
   result.threads = runtime::intraOpThreads();
   result.blas = runtime::detectBlas().path;
   result.cpu = readCpuName();

@@ -74,6 +74,7 @@ nlohmann::json benchJson(const BenchResult& r) {
                         {"version", POSGEOM_VERSION},
                         {"device", r.device},
                         {"dtype", r.dtype},
+                        {"compute", r.compute},
                         {"threads", r.threads},
                         {"blas", r.blas},
                         {"cpu", r.cpu},
@@ -95,7 +96,7 @@ nlohmann::json benchJson(const BenchResult& r) {
 
 std::string benchTable(const BenchResult& r) {
   std::ostringstream out;
-  out << "device " << r.device << ", " << r.dtype << ", " << r.threads << " threads; CPU " << r.cpu << "\n";
+  out << "device " << r.device << ", " << r.compute << ", " << r.threads << " threads; CPU " << r.cpu << "\n";
   out << "BLAS " << r.blas << "\n";
   out << "matrix multiply (" << r.gemm_size << "^3, " << r.dtype << "): " << fixed(r.gemm_gflops, 1) << " GFLOP/s\n";
   out << "tokenizer (" << r.tokenizer_source << "): " << fixed(r.tokenizer_tokens_per_s, 0) << " tokens/s";

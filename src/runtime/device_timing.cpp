@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "posgeom/runtime/cpu_features.h"
 #include "posgeom/runtime/torch_device.h"
 
 namespace posgeom::runtime {
@@ -16,7 +17,7 @@ void synchronize(const DeviceSpec& device) {
 }
 
 double measureMatmulGflops(const DeviceSpec& device, ComputeDtype dtype, int64_t n, int repeats, int trials) {
-  const bool emulated = !device.isCuda() && dtype == ComputeDtype::kFloat16;
+  const bool emulated = !device.isCuda() && emulatedOnCpu(dtype);
   const auto options = at::TensorOptions().dtype(emulated ? at::kFloat : torchDtype(dtype)).device(torchDevice(device));
   const auto a = at::randn({n, n}, options), b = at::randn({n, n}, options);
   auto c = at::mm(a, b);  // warm-up: kernels chosen, memory in place

@@ -8,7 +8,8 @@ namespace {
 jobs::BenchResult twoModels() {
   jobs::BenchResult r;
   r.device = "cpu";
-  r.dtype = "float32";
+  r.dtype = "bfloat16";
+  r.compute = "bfloat16 emulated in float32";
   r.gemm_gflops = 200;
   r.tokenizer_tokens_per_s = 1e6;
   for (const char* name : {"first", "second"}) {
@@ -34,6 +35,8 @@ jobs::BenchResult twoModels() {
 TEST(BenchReport, JsonPutsTheFirstModelAtTheTopAndEveryModelUnderModels) {
   const auto json = jobs::benchJson(twoModels());
   EXPECT_EQ(json["model"], "first");
+  EXPECT_EQ(json["dtype"], "bfloat16");
+  EXPECT_EQ(json["compute"], "bfloat16 emulated in float32");  // how it ran
   EXPECT_DOUBLE_EQ(json["forward_tokens_per_s"].get<double>(), 1000);
   EXPECT_DOUBLE_EQ(json["tokenizer_share"].get<double>(), 1e-3);
   ASSERT_EQ(json["models"].size(), 2u);
@@ -50,6 +53,7 @@ TEST(BenchReport, JsonPutsTheFirstModelAtTheTopAndEveryModelUnderModels) {
 
 TEST(BenchReport, TableSaysWhatEachRateCosts) {
   const auto table = jobs::benchTable(twoModels());
+  EXPECT_EQ(table.rfind("device cpu, bfloat16 emulated in float32, ", 0), 0u) << table;
   EXPECT_NE(table.find("25.0% over forward; the accumulators' own time 5.0% of the pass"), std::string::npos) << table;
   EXPECT_NE(table.find("100.0% over forward"), std::string::npos) << table;
   EXPECT_NE(table.find("(checkpoint 1.0 MiB, 2.0 MiB beyond it)"), std::string::npos) << table;

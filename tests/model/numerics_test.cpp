@@ -1,6 +1,7 @@
 #include "posgeom/model/numerics.h"
 
 #include "posgeom/base/error.h"
+#include "posgeom/runtime/cpu_features.h"
 #include "posgeom/runtime/device.h"
 #include "test_support.h"
 
@@ -9,7 +10,10 @@ namespace {
 
 TEST(Numerics, ParsesTheThreeComputeDtypes) {
   EXPECT_EQ(model::Numerics::parse("float32", "cpu").dtype, at::kFloat);
-  EXPECT_EQ(model::Numerics::parse("bfloat16", "cpu").dtype, at::kBFloat16);
+  const auto bf16 = model::Numerics::parse("bfloat16", "cpu");
+  EXPECT_EQ(bf16.rounding, at::kBFloat16);
+  // In hardware where the CPU has it; else float32 products, every value rounded.
+  EXPECT_EQ(bf16.dtype, runtime::cpuComputesBfloat16() ? at::kBFloat16 : at::kFloat);
   const auto half = model::Numerics::parse("float16", "cpu");
   EXPECT_EQ(half.rounding, at::kHalf);
 }
@@ -20,6 +24,17 @@ TEST(Numerics, Float16OnCpuRoundsThroughHalf) {
   const auto r = half.round(x);
   EXPECT_EQ(r[0].item<float>(), 1.0f);  // below half's resolution at 1
   EXPECT_TRUE(std::isinf(r[1].item<float>()));  // beyond half's range
+}
+
+// Emulated or not, bfloat16 keeps 8 bits of mantissa: what the model computes is the same
+// numbers a bfloat16 tensor would hold.
+TEST(Numerics, Bfloat16OnCpuRoundsThroughBfloat16) {
+  const auto bf16 = model::Numerics::parse("bfloat16", "cpu");
+  const auto x = bf16.fit(at::tensor({1.0f + 1e-3f, 3.0e38f, 1.0f + 1.0f / 64}));
+  EXPECT_EQ(x[0].item<float>(), 1.0f);                      // below bfloat16's resolution at 1
+  EXPECT_EQ(x[2].item<float>(), 1.0f + 1.0f / 64);          // within it
+  EXPECT_FALSE(std::isinf(x[1].item<float>()));             // float32's range
+  EXPECT_TRUE(at::equal(bf16.round(x * 3), (x * 3).to(at::kBFloat16).to(x.scalar_type())));
 }
 
 TEST(Numerics, RejectsUnknownDtypeAndDevice) {

@@ -73,6 +73,7 @@ struct BenchModelResult {
 
 struct BenchResult {
   std::string device, dtype, blas, cpu;
+  std::string compute;  // how the dtype runs: itself, or "bfloat16 emulated in float32" on a CPU without it
   int threads = 0;
   int64_t gemm_size = 0;
   double gemm_gflops = 0;

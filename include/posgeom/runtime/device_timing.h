@@ -14,7 +14,7 @@ void synchronize(const DeviceSpec& device);
 
 // Measured square matrix products n x n x n in the compute dtype on the device: the
 // rate of the fastest of `trials` runs of `repeats` products (GFLOP/s, 2 n^3 each).
-// float16 on the CPU is measured in float32, as the model emulates it there.
+// A dtype the CPU runs emulated (emulatedOnCpu) is measured in float32, as the model runs it there.
 double measureMatmulGflops(const DeviceSpec& device, ComputeDtype dtype, int64_t n, int repeats, int trials);
 
 // The current CUDA device's memory as the CUDA runtime reports it (all processes);

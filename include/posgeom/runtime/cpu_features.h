@@ -1,0 +1,20 @@
+#pragma once
+// What this machine's CPU computes in hardware, from its flags (Linux /proc/cpuinfo), and
+// so which compute dtypes the CPU runs emulated. Torch-free.
+#include <string>
+
+#include "posgeom/runtime/device.h"
+
+namespace posgeom::runtime {
+
+// A "flags" line of /proc/cpuinfo that names AVX512-BF16 or AMX-BF16: bfloat16 products in hardware.
+bool flagsComputeBfloat16(const std::string& flags);
+// This CPU's, read once; false where no flags can be read.
+bool cpuComputesBfloat16();
+// Whether `dtype` runs on the CPU as float32 arithmetic with every stored value rounded to
+// it: float16 always (LibTorch has no fast float16 products on the CPU), bfloat16 on a CPU
+// without bf16 in hardware (an AVX2-only EPYC ran GPT-2-small's analyze 13x slower in
+// bfloat16 than in float32).
+bool emulatedOnCpu(ComputeDtype dtype);
+
+}  // namespace posgeom::runtime
