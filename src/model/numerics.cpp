@@ -27,7 +27,7 @@ Numerics Numerics::of(runtime::ComputeDtype dtype, const runtime::DeviceSpec& de
     static std::once_flag said;
     std::call_once(said, [] {
       log::info("bfloat16 on this CPU (no AVX512-BF16 or AMX): float32 products, every stored value rounded to "
-                "bfloat16, as fast as float32 (bfloat16 kernels without the hardware were 13x slower)");
+                "bfloat16, at about float32's speed (bfloat16 kernels without the hardware ran 13x slower)");
     });
   }
   return n;
