@@ -71,8 +71,8 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) 
   shape.attention_samples = a.caps.attention_samples;
   layer_major = o.layer_major;
   const auto parameters = parameterLayout(plan.config);
-  auto held = [&](bool lm) { return parameters.held(lm); };
-  plan.memory = estimatePassMemory(plan.config, held(layer_major), shape);
+  auto estimate = [&](bool lm) { return estimatePassMemory(plan.config, parameters.held(lm), shape); };
+  plan.memory = estimate(layer_major);
   const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
   if (!limit) {
     spdlog::info("memory: about {} needed ({} cannot tell what it has)", plan.memory.describe(), o.device.str());
@@ -80,28 +80,27 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) 
   }
   spdlog::info("memory: about {} needed of {} available (batch {})", plan.memory.describe(), formatBytes(*limit), shape.batch);
   if (plan.memory.total() <= *limit) return shape.batch;
+  auto largest_batch = [&](bool lm) { return largestBatchWithin(plan.config, parameters.held(lm), shape, *limit); };
   const auto resident_memory = plan.memory;
   auto take_layer_major = [&](int64_t batch) {
     layer_major = true;
     shape.batch = batch;
-    plan.memory = estimatePassMemory(plan.config, held(true), shape);
+    plan.memory = estimate(true);
     spdlog::info("layer-major: the weights ({}) do not fit beside the pass; each block's are read from the checkpoint "
                  "when a wave runs it, two blocks' at a time (the largest, block {}: {}): about {} needed (batch {})",
                  formatBytes(resident_memory.weights), parameters.largest_index,
                  formatBytes(parameters.largest_block * shape.compute_bytes), plan.memory.describe(), batch);
     return batch;
   };
-  if (!layer_major && estimatePassMemory(plan.config, held(true), shape).total() <= *limit)
-    return take_layer_major(shape.batch);
-  const int64_t fits = largestBatchWithin(plan.config, held(layer_major), shape, *limit);
+  if (!layer_major && estimate(true).total() <= *limit) return take_layer_major(shape.batch);
+  const int64_t fits = largest_batch(layer_major);
   if (o.batch_size == 0 && fits > 0) {
     spdlog::info("memory: batch {} fits", fits);
     shape.batch = fits;
-    plan.memory = estimatePassMemory(plan.config, held(layer_major), shape);
+    plan.memory = estimate(layer_major);
     return fits;
   }
-  const int64_t fits_layer_major =
-      layer_major ? fits : largestBatchWithin(plan.config, held(true), shape, *limit);
+  const int64_t fits_layer_major = layer_major ? fits : largest_batch(true);
   if (o.batch_size == 0 && fits_layer_major > 0) return take_layer_major(fits_layer_major);
   const int64_t best = std::max(fits, fits_layer_major);
   throw InputError("memory", "the pass needs about " + plan.memory.describe() + " but " + formatBytes(*limit) +

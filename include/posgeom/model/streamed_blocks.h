@@ -34,7 +34,6 @@ class StreamedBlocks {
       for (int64_t i = 0; i < count; ++i) slot(i).block = std::make_shared<const Block>(load(i));
   }
 
-  bool streamed() const { return streamed_; }
   int64_t size() const { return static_cast<int64_t>(slots_.size()); }
 
   // Block `index`, loaded now unless it is (or is being) already. The pointer keeps it for
@@ -64,8 +63,7 @@ class StreamedBlocks {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (const auto& held_block = slot(index).block) return held_block;
     }
-    if (!streamed_) return at(index);
-    return loaded(index);
+    return loaded(index);  // streamed: resident blocks are always held
   }
 
   // Streamed: block `index` read on a second thread (no-op past the last block, when held or

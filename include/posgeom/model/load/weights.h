@@ -47,7 +47,6 @@ class Weights {
   bool streamed() const;
   // Bytes of stored tensors read so far (each read counts): what "every weight read once"
   // counts. The counter outlives this handle (a resident model keeps no Weights).
-  int64_t bytesRead() const { return *bytes_read_; }
   std::shared_ptr<const std::atomic<int64_t>> readCounter() const { return bytes_read_; }
 
  private:
