@@ -50,6 +50,7 @@ struct Accumulator::Layer {
 Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device)
     : options_(std::move(options)), positions_(seq_len - options_.skip_first), device_(device) {
   const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device_);
+  const auto rows = [&](int64_t cap) { return sampleRows(cap, options_.windows_expected); };
   for (int64_t l : options_.layers) {
     auto layer = std::make_unique<Layer>();
     layer->index = l;
@@ -58,11 +59,11 @@ Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t di
     layer->context_second_moment = at::zeros({dim, dim}, f64);
     layer->norm_sum = at::zeros({}, f64);
     layer->cosine_sum = at::zeros({}, f64);
-    layer->context_means = at::zeros({options_.caps.contexts, dim}, f64);
-    layer->reservoir = at::zeros({options_.caps.reservoir, positions_, dim}, f64);
+    layer->context_means = at::zeros({rows(options_.caps.contexts), dim}, f64);
+    layer->reservoir = at::zeros({rows(options_.caps.reservoir), positions_, dim}, f64);
     if (options_.attention_inputs && l >= 1) {
       layer->attention_input_sum = at::zeros({seq_len, dim}, f64);
-      layer->attention_samples = at::zeros({options_.caps.attention_samples, seq_len, dim}, at::kFloat);
+      layer->attention_samples = at::zeros({rows(options_.caps.attention_samples), seq_len, dim}, at::kFloat);
     }
     layers_.push_back(std::move(layer));
   }
@@ -95,15 +96,11 @@ void Accumulator::checkFinite(const std::string& cause) const {
 
 namespace {
 
-// On the CPU a batch's reductions run in the activations' precision, at least float32
-// (ATen sums floats pairwise, so a batch's sums keep float32's precision), and only the
-// running sums are float64: reducing into float64 directly takes ATen's mixed-dtype path,
-// 3 to 9 times slower there. On CUDA they are float64 throughout: sums are bound by
-// reading the activations, whatever they add in. (The second moment's products stay
-// float32 everywhere, in GramSum: float64 products are slow on most GPUs.)
-at::ScalarType batchReductionType(const at::Tensor& t) {
-  return t.scalar_type() == at::kDouble || t.is_cuda() ? at::kDouble : at::kFloat;
-}
+// A batch's reductions run in the activations' precision, at least float32, and only the
+// running sums are float64: ATen sums floats pairwise, so a batch's sums keep float32's
+// precision, and reducing into float64 directly takes ATen's mixed-dtype path, 3 to 9 times
+// slower on the CPU and a float64 copy of every activation on CUDA (issue 34).
+at::ScalarType batchReductionType(const at::Tensor& t) { return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat; }
 
 }  // namespace
 
@@ -124,24 +121,24 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   const int64_t batch = h.size(0);
   layer->sequences += batch;
   layer->position_sum.add_(at::sum(h, {0}, false, reduced));
-  if (layer->second_moment)
-    for (int64_t b = 0; b < batch; ++b) layer->second_moment->add(h[b]);
+  if (layer->second_moment) layer->second_moment->addBatch(h);
   const auto means = at::mean(h, {1}, false, reduced).to(at::kDouble);  // [B, d]
   layer->context_second_moment.addmm_(means.t(), means);
   layer->norm_sum.add_(norms.sum());
   if (previous.defined()) {
-    const auto dots = at::sum(h * previous, {2}, false, reduced).to(at::kDouble);  // [B, T']
+    // Products in float32 at least: a bfloat16 product keeps 8 bits.
+    const auto dots = at::sum(h.to(reduced) * previous.to(reduced), {2}).to(at::kDouble);  // [B, T']
     layer->cosine_sum.add_((dots / (norms * previous_norms).clamp_min(1e-300)).sum());
   }
   // Samples: windows arrive in increasing index order per shard, so the first ones kept
   // are the lowest-indexed.
   for (int64_t b = 0; b < batch; ++b) {
-    if (layer->contexts_kept < options_.caps.contexts) {
+    if (layer->contexts_kept < layer->context_means.size(0)) {
       layer->context_means[layer->contexts_kept++].copy_(means[b]);
       layer->context_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
       layer->context_labels.push_back(batch_.labels.at(static_cast<size_t>(b)));
     }
-    if (layer->reservoir_kept < options_.caps.reservoir) {
+    if (layer->reservoir_kept < layer->reservoir.size(0)) {
       layer->reservoir[layer->reservoir_kept++].copy_(h[b]);
       layer->reservoir_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
     }
@@ -152,12 +149,24 @@ void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
   for (auto& l : layers_) {
     if (l->index != block + 1 || !l->attention_input_sum.defined()) continue;
     l->attention_input_sum.add_(at::sum(normed, {0}, false, batchReductionType(normed)));
-    const int64_t take = std::min(normed.size(0), options_.caps.attention_samples - l->attention_samples_kept);
+    const int64_t take = std::min(normed.size(0), l->attention_samples.size(0) - l->attention_samples_kept);
     if (take <= 0) continue;
     l->attention_samples.narrow(0, l->attention_samples_kept, take).copy_(normed.narrow(0, 0, take).to(at::kCPU, at::kFloat));
     l->attention_samples_kept += take;
     for (int64_t b = 0; b < take; ++b) l->attention_sample_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
   }
+}
+
+int64_t Accumulator::bytes() const {
+  int64_t total = 0;
+  const auto add = [&](const at::Tensor& t) { total += t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; };
+  for (const auto& l : layers_) {
+    for (const auto* t : {&l->position_sum, &l->context_second_moment, &l->norm_sum, &l->cosine_sum, &l->context_means,
+                          &l->attention_input_sum, &l->attention_samples, &l->reservoir})
+      add(*t);
+    if (l->second_moment) total += l->second_moment->bytes();
+  }
+  return total;
 }
 
 void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::string& where) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <torch/version.h>
 
 namespace posgeom::anova {
 namespace {
@@ -23,10 +24,41 @@ Ssyrk findSsyrk() {
 }  // namespace
 
 GramSum::GramSum(int64_t dim, const at::Device& device)
+    : GramSum(dim, device, device.is_cpu() ? Blocking::kPerSequence : Blocking::kBatchBlocks) {}
+
+GramSum::GramSum(int64_t dim, const at::Device& device, Blocking blocking)
     : sum_(at::zeros({dim, dim}, at::TensorOptions().dtype(at::kDouble).device(device))),
-      triangular_(device.is_cpu() && findSsyrk() != nullptr) {
+      triangular_(device.is_cpu() && blocking == Blocking::kPerSequence && findSsyrk() != nullptr),
+      blocking_(blocking) {
   // Zeros once: ssyrk_ writes one triangle, the other stays zero.
   if (triangular_) scratch_ = at::zeros({dim, dim}, at::TensorOptions().dtype(at::kFloat));
+  if (blocking_ == Blocking::kBatchBlocks) partial_ = at::zeros({dim, dim}, at::TensorOptions().dtype(at::kFloat).device(device));
+}
+
+at::Tensor GramSum::blockProduct(const at::Tensor& rows) const {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9)
+  // cuBLAS with half inputs, float32 output and accumulation: the tensor cores' rate.
+  if (rows.is_cuda() && (rows.scalar_type() == at::kBFloat16 || rows.scalar_type() == at::kHalf))
+    return at::mm(rows.t(), rows, at::kFloat);
+#endif
+  const auto x = rows.to(at::kFloat);
+  return at::mm(x.t(), x);
+}
+
+void GramSum::addBatch(const at::Tensor& hidden) {
+  if (blocking_ == Blocking::kPerSequence || hidden.scalar_type() == at::kDouble) {
+    for (int64_t b = 0; b < hidden.size(0); ++b) add(hidden[b]);
+    return;
+  }
+  const auto rows = hidden.reshape({-1, hidden.size(-1)});
+  int64_t blocks = 0;
+  for (int64_t start = 0; start < rows.size(0); start += kGramBlockRows) {
+    partial_.add_(blockProduct(rows.narrow(0, start, std::min(kGramBlockRows, rows.size(0) - start))));
+    if (++blocks % kGramFlushBlocks == 0 || start + kGramBlockRows >= rows.size(0)) {
+      sum_.add_(partial_);  // float32 read, float64 added: no float64 copy of the block
+      partial_.zero_();
+    }
+  }
 }
 
 void GramSum::add(const at::Tensor& rows) {
@@ -49,6 +81,12 @@ void GramSum::add(const at::Tensor& rows) {
     findSsyrk()("U", "N", &n, &k, &one, block.data_ptr<float>(), &n, &zero, scratch_.data_ptr<float>(), &n, 1, 1);
     sum_.add_(scratch_);
   }
+}
+
+int64_t GramSum::bytes() const {
+  int64_t total = 0;
+  for (const auto* t : {&sum_, &scratch_, &partial_}) total += t->defined() ? static_cast<int64_t>(t->nbytes()) : 0;
+  return total;
 }
 
 at::Tensor GramSum::sum() const {

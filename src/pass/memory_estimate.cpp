@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "posgeom/anova/accumulator_options.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/process_memory.h"
 #include "posgeom/runtime/device_timing.h"
@@ -26,16 +27,30 @@ MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameter
   // One block at a time: residual, normed input, q, k, v, attention output and the
   // projection (7 x d), the MLP's two intermediates (2 x ff), and scores and
   // probabilities of one block of queries [B, H, 128 (ops::kQueryBlock), T]; then the
-  // accumulator's float32 product of a hidden state with the previous one.
+  // accumulator's float32 product of a hidden state with the previous one (and float32
+  // copies of both where they are half types), and a second-moment block's d x d product.
   const int64_t query_block = std::min<int64_t>(128, s.seq_len);
-  e.activations = s.compute_bytes * (tokens * (7 * c.hidden_size + 2 * ff) + 2 * s.batch * c.num_heads * query_block * s.seq_len) +
-                  tokens * c.hidden_size * 4;
   const int64_t d = c.hidden_size, positions = s.seq_len - s.skip_first;
-  int64_t per_layer = 8 * (positions * d + d * d + s.contexts_cap * d + s.reservoir * positions * d);
-  if (s.second_moment) per_layer += 8 * d * d + 4 * d * d;  // and the float32 block product
-  if (s.heads) per_layer += 8 * s.seq_len * d + 4 * s.attention_samples * s.seq_len * d;
-  // and their host copy while a state is saved during the pass
-  e.statistics = 2 * per_layer * s.layers_kept;
+  e.activations = s.compute_bytes * (tokens * (7 * c.hidden_size + 2 * ff) + 2 * s.batch * c.num_heads * query_block * s.seq_len) +
+                  tokens * d * 4 * (s.compute_bytes < 4 ? 3 : 1) + (s.second_moment ? 4 * d * d : 0);
+  // Per layer, as anova::Accumulator allocates it: float64 position sums, context second
+  // moment, context means and reservoir (their rows no more than the windows), the float64
+  // second moment and its float32 d x d; with --heads the attention inputs' float64 sum on
+  // the device and their float32 samples on the host.
+  const auto rows = [&](int64_t cap) { return anova::sampleRows(cap, s.windows); };
+  int64_t accumulated = 8 * (positions * d + d * d + rows(s.contexts_cap) * d + rows(s.reservoir) * positions * d);
+  if (s.second_moment) accumulated += 8 * d * d + 4 * d * d;
+  const int64_t samples = s.heads ? 4 * rows(s.attention_samples) * s.seq_len * d : 0;
+  if (s.heads) accumulated += 8 * s.seq_len * d;
+  // ... and their float64 copy on the host while a state is saved (the float32 d x d not).
+  int64_t copy = accumulated - (s.second_moment ? 4 * d * d : 0);
+  if (s.heads) copy += 8 * rows(s.attention_samples) * s.seq_len * d;
+  if (s.device_memory) {
+    e.statistics = accumulated * s.layers_kept;
+    e.host = (samples + copy) * s.layers_kept;
+  } else {
+    e.statistics = (accumulated + samples + copy) * s.layers_kept;
+  }
   return e;
 }
 
@@ -54,7 +69,8 @@ int64_t largestBatchWithin(const model::ModelConfig& config, int64_t parameters,
 
 std::string MemoryEstimate::describe() const {
   return formatBytes(total()) + " (weights " + formatBytes(weights) + ", one batch " + formatBytes(activations) +
-         ", statistics " + formatBytes(statistics) + ", runtime " + formatBytes(runtime) + ")";
+         ", statistics " + formatBytes(statistics) + ", runtime " + formatBytes(runtime) + ")" +
+         (host > 0 ? " and " + formatBytes(host) + " of host memory" : "");
 }
 
 int64_t preferredBatch(const runtime::DeviceSpec& device, int64_t seq_len) {

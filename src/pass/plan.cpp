@@ -69,6 +69,8 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) 
   shape.contexts_cap = a.caps.contexts;
   shape.reservoir = a.caps.reservoir;
   shape.attention_samples = a.caps.attention_samples;
+  shape.windows = a.windows_expected;
+  shape.device_memory = o.device.isCuda();
   layer_major = o.layer_major;
   const auto parameters = parameterLayout(plan.config);
   auto estimate = [&](bool lm) { return estimatePassMemory(plan.config, parameters.held(lm), shape); };
@@ -197,6 +199,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   pass.device = o.device;
   pass.dtype = o.dtype;
   runtime::requireDevice(o.device);
+  runtime::selectCudaDevice(o.device);  // before the free-memory query: a rank's GPU, not GPU 0
   pass.seq_len = windowLength(o, config);
   if (o.skip_first < 0) throw InputError(option::kSkipFirst, "must not be negative");
   if (o.skip_first >= pass.seq_len)
@@ -227,6 +230,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   a.second_moment = o.second_moment;
   a.attention_inputs = o.heads;
   a.caps = o.caps;
+  a.windows_expected = o.num_seqs;
   if (o.causal) pass.causal_mask = true;
   pass.last_layer = *a.layers.rbegin();
   plan.causal = o.causal || !config.bidirectional;

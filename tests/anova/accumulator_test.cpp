@@ -97,9 +97,10 @@ TEST(Accumulator, NonFiniteActivationsNameTheirFirstHiddenState) {
 }
 
 // float32 activations, as a pass gives them, against the float64 statistics of the same
-// (float32-rounded) values. On the CPU a batch is reduced in float32 (pairwise, so about
-// 1e-7 relative; float64 there takes ATen's 3-9x slower mixed path); on CUDA the sums are
-// float64 (1e-9), the second moment's block products float32 on every device (1e-6).
+// (float32-rounded) values. A batch is reduced in float32 on every device (pairwise, so
+// about 1e-7 relative; float64 takes ATen's 3-9x slower mixed path on the CPU and a float64
+// copy of the activations on CUDA) and added into float64; the second moment's block
+// products are float32 (1e-6).
 TEST_P(AccumulatorOnDevice, Float32ActivationsReduceToTheFloat64Definition) {
   const auto h = tensorOf(randomSequences(10, 7, 4, 6)).to(at::kFloat);
   const auto normed = at::randn({10, 7, 4}, at::kFloat);
@@ -107,7 +108,7 @@ TEST_P(AccumulatorOnDevice, Float32ActivationsReduceToTheFloat64Definition) {
   std::iota(windows.begin(), windows.end(), 0);
   const auto s = accumulateLayer(h, at::ones_like(h), windows, 3, device(), normed, 4);
   const auto direct = directStatistics(sequencesOf(h), 1, 1);
-  const double tolerance = spec().isCuda() ? 1e-9 : 1e-6;
+  const double tolerance = 1e-6;
   EXPECT_EQ(s.sequences, 10);
   EXPECT_LT(relativeError(s.position_sum, direct.position_sum), tolerance);
   EXPECT_LT(relativeError(s.second_moment, direct.second_moment), 1e-6);
@@ -257,6 +258,24 @@ TEST_P(AccumulatorOnDevice, SecondMomentOfFloat32ActivationsKeepsItsPrecision) {
   const auto x = h.narrow(1, 1, 512).reshape({-1, 32}).to(at::kDouble);
   const auto exact = anova::toEigen(at::mm(x.t(), x));
   EXPECT_LT(relativeError(acc.statistics().at(0).second_moment, exact), 1e-6);
+}
+
+// bfloat16 activations (a GPU's, or a CPU's with bf16 in hardware): the cosine between
+// layers multiplies in float32, as the sums reduce. A bfloat16 product keeps 8 bits, so a
+// dot of 512 of them is off by ~1e-4 relative; float32 products, ~1e-7.
+TEST_P(AccumulatorOnDevice, CosineOfBfloat16ActivationsMultipliesInFloat32) {
+  anova::AccumulatorOptions o;
+  o.layers = {1};
+  o.skip_first = 0;
+  anova::Accumulator acc(o, 3, 512, device());
+  const auto previous = (at::rand({2, 3, 512}) + 0.5).to(at::kBFloat16);
+  const auto h = (previous.to(at::kFloat) + 0.3 * at::rand({2, 3, 512})).to(at::kBFloat16);
+  acc.beginBatch({0, 1}, {"", ""});
+  acc.onHidden(0, previous.to(device()));
+  acc.onHidden(1, h.to(device()));
+  const auto a = h.to(at::kDouble), b = previous.to(at::kDouble);
+  const double exact = (at::sum(a * b, {2}) / (a.norm(2, {2}) * b.norm(2, {2}))).sum().item<double>();
+  EXPECT_NEAR(acc.statistics().at(0).previous_cosine_sum, exact, 1e-6 * exact);
 }
 
 }  // namespace

@@ -48,5 +48,33 @@ TEST(GramSum, Float64RowsAreAddedExactly) {
   EXPECT_TRUE(at::allclose(gram.sum(), exactGram(rows), 1e-14, 1e-14));
 }
 
+// A GPU's blocking, run here on the same code path: a batch of bfloat16 hidden states
+// [10, 511, 48] (5110 rows: ten 512-row blocks, a float64 add after the eighth and the
+// last) against the float64 product of the same values. Products of bfloat16 values are
+// exact in float32, so only float32 accumulation separates them: ~1e-7 relative, where a
+// product rounded to bfloat16 (the half-precision GEMM's own output) would be ~1e-3 off.
+TEST(GramSum, BatchBlocksOfBfloat16KeepFloat32Precision) {
+  const auto hidden = (at::randn({10, 511, 48}) + 3.0).to(at::kBFloat16);
+  anova::GramSum gram(48, at::kCPU, anova::GramSum::Blocking::kBatchBlocks);
+  EXPECT_FALSE(gram.symmetricUpdate());
+  gram.addBatch(hidden.narrow(0, 0, 9));
+  gram.addBatch(hidden.narrow(0, 9, 1));  // a call shorter than one block
+  const auto exact = exactGram(hidden.reshape({-1, 48}));
+  const double error = (gram.sum() - exact).abs().max().item<double>() / exact.abs().max().item<double>();
+  EXPECT_LT(error, 1e-5);
+}
+
+// The CPU's blocking: each sequence its own products, as add() of each gives them, to the
+// bit; so on the CPU a batch's composition changes only the order of float64 additions.
+TEST(GramSum, PerSequenceBlockingIsEachSequenceOnItsOwn) {
+  const auto hidden = at::randn({3, 600, 20}) + 1.0;
+  anova::GramSum batched(20, at::kCPU);
+  ASSERT_EQ(batched.blocking(), anova::GramSum::Blocking::kPerSequence);
+  batched.addBatch(hidden);
+  anova::GramSum each(20, at::kCPU);
+  for (int64_t b = 0; b < 3; ++b) each.add(hidden[b]);
+  EXPECT_TRUE(at::equal(batched.sum(), each.sum()));
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,5 +1,7 @@
 #include "posgeom/pass/memory_estimate.h"
 
+#include "posgeom/anova/accumulator.h"
+#include "posgeom/anova/gram_sum.h"
 #include "posgeom/base/error.h"
 #include "test_support.h"
 
@@ -24,19 +26,59 @@ TEST(MemoryEstimate, CountsTheLargestPartsByHand) {
   const auto e = pass::estimatePassMemory(gpt2Small(), 124'000'000, s);
   EXPECT_EQ(e.weights, 496'000'000);
   // One block for 4096 tokens: scores and probabilities of 128 queries, 2 x 8 x 12 x 128 x 512
-  // floats (50 MB), 7 d-wide and 2 ff-wide float temporaries per token (189 MB), and the
-  // accumulator's float32 product of a hidden state with the previous one (13 MB).
-  EXPECT_EQ(e.activations, 2LL * 8 * 12 * 128 * 512 * 4 + 4096LL * (7 * 768 + 2 * 3072) * 4 + 4096LL * 768 * 4);
+  // floats (50 MB), 7 d-wide and 2 ff-wide float temporaries per token (189 MB), the
+  // accumulator's float32 product of a hidden state with the previous one (13 MB) and a
+  // second-moment block's float32 d x d product.
+  EXPECT_EQ(e.activations, 2LL * 8 * 12 * 128 * 512 * 4 + 4096LL * (7 * 768 + 2 * 3072) * 4 + 4096LL * 768 * 4 + 4LL * 768 * 768);
   // Per layer in float64: position sums (511 x d), two d x d moments, 4096 context means
-  // and 4 reservoir sequences, and the float32 d x d block product; twice, for the host
-  // copy while a state is saved.
-  const int64_t per_layer = 8LL * (511 * 768 + 2 * 768 * 768 + 4096 * 768 + 4 * 511 * 768) + 4LL * 768 * 768;
-  EXPECT_EQ(e.statistics, 2 * 13 * per_layer);
+  // and 4 reservoir sequences, and the float32 d x d of the second moment; then the host's
+  // float64 copy of all but that float32 d x d while a state is saved: on the CPU one memory.
+  const int64_t accumulated = 8LL * (511 * 768 + 2 * 768 * 768 + 4096 * 768 + 4 * 511 * 768) + 4LL * 768 * 768;
+  EXPECT_EQ(e.statistics, 13 * (2 * accumulated - 4LL * 768 * 768));
+  EXPECT_EQ(e.host, 0);
   EXPECT_EQ(e.total(), e.runtime + e.weights + e.activations + e.statistics);
+  // On a GPU the copy is the host's, not the device's.
+  s.device_memory = true;
+  const auto gpu = pass::estimatePassMemory(gpt2Small(), 124'000'000, s);
+  EXPECT_EQ(gpu.statistics, 13 * accumulated);
+  EXPECT_EQ(gpu.host, 13 * (accumulated - 4LL * 768 * 768));
+  s.device_memory = false;
+  // Fewer windows than the caps: the samples are allocated for them only.
+  s.windows = 100;
+  EXPECT_EQ(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 13 * 2 * 8LL * (4096 - 100) * 768);
+  s.windows = 0;
   s.second_moment = false;
-  EXPECT_EQ(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 12 * 768 * 768);
+  EXPECT_EQ(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 13 * 20LL * 768 * 768);
   s.heads = true;
-  EXPECT_GT(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 2 * 13 * 12 * 768 * 768);
+  EXPECT_GT(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 13 * 20LL * 768 * 768);
+}
+
+// The estimate of the statistics is what the accumulators allocate: a GPU shape's device
+// part (the float32 d x d of the second moment is ssyrk's scratch here, a GPU's blocks'
+// float32 sum there: the same bytes) against an Accumulator's tensors, with and without
+// the heads' inputs, and with fewer windows than the caps.
+TEST(MemoryEstimate, TheStatisticsAreWhatTheAccumulatorsAllocate) {
+  model::ModelConfig c = gpt2Small();
+  c.hidden_size = 64;
+  for (const bool heads : {false, true})
+    for (const int64_t windows : {int64_t{0}, int64_t{3}}) {
+      pass::PassShape s;
+      s.seq_len = 32;
+      s.layers_kept = 3;
+      s.heads = heads;
+      s.windows = windows;
+      s.device_memory = true;
+      anova::AccumulatorOptions o;
+      o.layers = {1, 2, 3};
+      o.attention_inputs = heads;
+      o.windows_expected = windows;
+      const anova::Accumulator acc(o, s.seq_len, c.hidden_size, at::kCPU);
+      const auto e = pass::estimatePassMemory(c, 1000, s);
+      const int64_t samples = heads ? 3 * 4 * anova::sampleRows(8, windows) * 32 * 64 : 0;  // float32, on the host
+      const int64_t scalars = 3 * 2 * 8;  // each layer's norm and cosine sums: below the estimate's grain
+      const int64_t scratch = anova::GramSum(64, at::kCPU).symmetricUpdate() ? 0 : 3 * 4 * 64 * 64;
+      EXPECT_EQ(acc.bytes(), e.statistics + samples + scalars - scratch) << "heads " << heads << ", windows " << windows;
+    }
 }
 
 TEST(MemoryEstimate, LargestBatchIsTheLastThatFits) {

@@ -66,6 +66,9 @@ class Accumulator final : public model::LayerObserver {
   // float64 both ways, so the next batches add to exactly the numbers they would have.
   // Throws InputError naming `where` when layers or shapes differ.
   void restore(const std::vector<LayerStatistics>& saved, const std::string& where);
+  // Bytes of every tensor the accumulator holds (on its device, and its host samples): what
+  // the memory plan's estimate of the statistics must match.
+  int64_t bytes() const;
 
  private:
   struct Layer;

@@ -1,5 +1,6 @@
 #pragma once
 // What the accumulators of a pass keep: decided by the plan before the pass. Torch-free.
+#include <algorithm>
 #include <cstdint>
 #include <set>
 
@@ -13,7 +14,16 @@ struct AccumulatorOptions {
   bool second_moment = true;    // sum h h^T (d x d per layer); off for very wide models
   bool attention_inputs = false;  // --heads: per-position sums of each block's normed attention input
   SampleCaps caps;
+  // At most this many windows reach the accumulator (--num-seqs; 0: unknown): the samples
+  // are allocated for no more rows than that, not for their caps (4096 context means of a
+  // d = 8192 model are 268 MB a layer). Not a setting: the statistics are the same.
+  int64_t windows_expected = 0;
 };
+
+// The rows a sample capped at `cap` is allocated: no more than the windows that can come.
+inline int64_t sampleRows(int64_t cap, int64_t windows_expected) {
+  return windows_expected > 0 ? std::min(cap, windows_expected) : cap;
+}
 
 inline bool operator==(const AccumulatorOptions& a, const AccumulatorOptions& b) {
   return a.layers == b.layers && a.skip_first == b.skip_first && a.second_moment == b.second_moment &&

@@ -23,6 +23,8 @@ struct PassShape {
   int64_t contexts_cap = 4096;   // context means allocated per layer
   int64_t reservoir = 4;
   int64_t attention_samples = 8;
+  int64_t windows = 0;           // at most this many windows (--num-seqs; 0: unknown): the samples' rows
+  bool device_memory = false;    // a GPU's pass: the statistics' host parts are not the device's
 };
 
 struct MemoryEstimate {
@@ -30,6 +32,10 @@ struct MemoryEstimate {
   int64_t weights = 0;      // every parameter in the compute dtype
   int64_t activations = 0;  // the largest block's temporaries for one batch, and its float64 copies
   int64_t statistics = 0;   // the accumulator's sums and samples, and their copy while saved
+  // device_memory: what the host holds besides (the attention samples, float32 on the host
+  // always, and the statistics' float64 copy while a state is saved); in the statistics on
+  // the CPU, where host and device are one memory. Not in total(), the device's.
+  int64_t host = 0;
   int64_t total() const { return runtime + weights + activations + statistics; }
   std::string describe() const;
 };
