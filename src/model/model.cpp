@@ -72,7 +72,8 @@ at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {
   if (config_.positions == PositionScheme::kLearned && config_.max_positions > 0 && ids.size(1) > config_.max_positions)
     throw InputError("input_ids", "sequence length " + std::to_string(ids.size(1)) + " exceeds the model's " +
                                       std::to_string(config_.max_positions) + " positions");
-  if (!numerics_.device.is_cuda()) return ids.to(numerics_.device);
+  // Ids already on a GPU (the trainer's) stay there: only host memory can be page-locked.
+  if (!numerics_.device.is_cuda() || !ids.is_cpu()) return ids.to(numerics_.device);
   // From page-locked memory the copy runs without holding up the host.
   return ids.pin_memory().to(numerics_.device, /*non_blocking=*/true);
 }

@@ -72,6 +72,21 @@ int cudaDeviceCount() {
   return fn(&count) == 0 ? count : 0;
 }
 
+void selectCudaDevice(const DeviceSpec& device) {
+  if (!device.isCuda() || device.index < 0) return;
+  using SetDevice = int (*)(int);
+  const auto fn = reinterpret_cast<SetDevice>(dlsym(RTLD_DEFAULT, "cudaSetDevice"));
+  if (!fn || fn(device.index) != 0)
+    throw InputError("--device", "'" + device.str() + "' could not be made the current CUDA device");
+}
+
+int currentCudaDevice() {
+  using GetDevice = int (*)(int*);
+  const auto fn = reinterpret_cast<GetDevice>(dlsym(RTLD_DEFAULT, "cudaGetDevice"));
+  int index = -1;
+  return fn && fn(&index) == 0 ? index : -1;
+}
+
 void requireDevice(const DeviceSpec& device, const std::string& where) {
   if (!device.isCuda()) return;
   if (!cudaBuild()) throw InputError(where, "'" + device.str() + "' asked for, but this build of LibTorch has no CUDA");

@@ -72,6 +72,15 @@ struct RankGroup::Impl {
   void createGroup() {
 #ifdef POSGEOM_HAVE_NCCL
     if (device.isCuda()) {
+      // The rank's own GPU before NCCL's first CUDA call: else every rank's context is on GPU 0.
+      selectCudaDevice(DeviceSpec{DeviceSpec::Kind::kCuda, launch.local_rank % std::max(1, cudaDeviceCount())});
+      // A lost rank must surface as the lost-rank line and exit 4 within --dist-timeout: by
+      // default NCCL's wait() only orders streams (the host then hangs in the next copy) and
+      // its watchdog aborts the process (134) at the timeout. Blocking waits throw there
+      // instead, and clean-up-only error handling leaves the process to say so. A user's
+      // own settings win. (Not yet run on a GPU: two ranks need two GPUs.)
+      setenv("TORCH_NCCL_BLOCKING_WAIT", "1", 0);
+      setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", 0);
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = timeout;
       nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>("nccl", store),

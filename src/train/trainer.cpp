@@ -193,10 +193,12 @@ class Trainer {
     const auto loss = lossOn(*buildModel(), ids, c_.optim.batch_size, c_.model.dropout);
     loss.backward();
     const c10::NoGradGuard no_grad;
-    double norm_sq = 0;
+    // Each parameter's float32 sum of squares added in float64, in order, as host doubles
+    // were: the same norm, and one synchronisation a step instead of one per parameter.
+    auto norm_sq = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(numerics_.device));
     for (auto& [name, p] : params_)
-      if (p.grad().defined()) norm_sq += p.grad().pow(2).sum().item<double>();
-    const double norm = std::sqrt(norm_sq);
+      if (p.grad().defined()) norm_sq.add_(p.grad().pow(2).sum().to(at::kDouble));
+    const double norm = std::sqrt(norm_sq.item<double>());
     const double clip = c_.optim.grad_clip > 0 && norm > c_.optim.grad_clip ? c_.optim.grad_clip / (norm + 1e-6) : 1.0;
     const int64_t t = step + 1;
     const double b1 = c_.optim.beta1, b2 = c_.optim.beta2;
@@ -324,6 +326,8 @@ std::optional<double> lastValidationLoss(const std::vector<LogRow>& log) {
 std::vector<LogRow> runTraining(const TrainConfig& config, const TrainOptions& options) {
   if (options.resume && options.force)
     throw InputError(option::kForce, "starts the run in --out over and --resume continues it: give one of them");
+  runtime::requireDevice(options.device);
+  runtime::selectCudaDevice(options.device);  // before the memory query, which asks the current GPU
   // The fewest ids any corpus can have: the real vocabulary is checked again once read.
   requireTrainingMemory(config, config.data.task == "addition" ? 13 : config.data.tokens == "bytes" ? 256 : 2, options.device);
   RunDirectory dir(config.run.out, options.resume ? RunMode::kResume : options.force ? RunMode::kForce : RunMode::kNew);

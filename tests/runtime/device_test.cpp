@@ -4,6 +4,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/runtime/torch_device.h"
+#include "test_devices.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -65,6 +66,27 @@ TEST(Device, CudaIsRefusedWhereNoDeviceIsVisible) {
   }
   runtime::requireDevice(runtime::parseDevice("cuda:" + std::to_string(count - 1)));
   EXPECT_THROW(runtime::requireDevice(runtime::parseDevice("cuda:" + std::to_string(count))), InputError);
+}
+
+// A run's GPU becomes the process's current CUDA device (what the allocators, the
+// free-memory query and NCCL use): each rank's own, not GPU 0. Without a GPU only the CPU
+// case runs (nothing is selected); with one (or POSGEOM_REQUIRE_CUDA=1), the last GPU is
+// made current and then GPU 0 again.
+TEST(Device, SelectingACudaDeviceMakesItCurrent) {
+  const int before = runtime::currentCudaDevice();
+  runtime::selectCudaDevice(runtime::DeviceSpec{});
+  runtime::selectCudaDevice(runtime::parseDevice("cuda"));  // no index: the current one stays
+  EXPECT_EQ(runtime::currentCudaDevice(), before);
+  const int count = runtime::cudaDeviceCount();
+  if (count == 0 && !cudaRequired()) {
+    EXPECT_THROW(runtime::selectCudaDevice(runtime::parseDevice("cuda:0")), InputError);
+    return;
+  }
+  ASSERT_GT(count, 0) << "POSGEOM_REQUIRE_CUDA=1 and no GPU";
+  runtime::selectCudaDevice(runtime::parseDevice("cuda:" + std::to_string(count - 1)));
+  EXPECT_EQ(runtime::currentCudaDevice(), count - 1);
+  runtime::selectCudaDevice(runtime::parseDevice("cuda:0"));
+  EXPECT_EQ(runtime::currentCudaDevice(), 0);
 }
 
 }  // namespace

@@ -6,14 +6,11 @@
 #include "posgeom/runtime/device.h"
 
 namespace posgeom::testing {
-namespace {
 
 bool cudaRequired() {
   const char* required = std::getenv("POSGEOM_REQUIRE_CUDA");
   return required && std::string(required) == "1";
 }
-
-}  // namespace
 
 std::vector<std::string> testDevices() {
   std::vector<std::string> devices{"cpu"};

@@ -11,7 +11,9 @@
 #include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/load/loader.h"
+#include "posgeom/runtime/device.h"
 #include "posgeom/train/training_data.h"
+#include "test_devices.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -55,6 +57,25 @@ TEST(Trainer, DeterministicAndResumable) {
   EXPECT_EQ(readFile(s / "c/train_log.csv"), log);
   EXPECT_EQ(readFile(s / "c/model.safetensors"), readFile(s / "a/model.safetensors"));
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 25);  // header + 24 steps
+}
+
+// On each test device: the steps run and the loss falls. On CUDA the trainer's ids are on
+// the GPU before the forward pass (the first step once failed there pinning them: only
+// host memory can be page-locked), and the gradient norm is one synchronisation a step.
+class TrainerOnDevice : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Devices, TrainerOnDevice, ::testing::ValuesIn(testDevices()), deviceCaseName);
+
+TEST_P(TrainerOnDevice, StepsRunAndTheLossFalls) {
+  ScratchDir s;
+  auto config = tinyConfig(s, "run");
+  config.optim.iterations = 16;
+  train::TrainOptions options;
+  options.device = runtime::parseDevice(GetParam());
+  ASSERT_NO_THROW(runtime::requireDevice(options.device, "test device " + GetParam()));
+  const auto log = train::runTraining(config, options);
+  ASSERT_EQ(log.size(), 16u);
+  EXPECT_LT(log.back().train_loss, log.front().train_loss);
+  EXPECT_TRUE(fs::exists(s / "run/model.safetensors"));
 }
 
 // --save-every keeps the model at steps N, 2N, ...: each step_<k>/ is the model a run

@@ -34,5 +34,12 @@ void requireDevice(const DeviceSpec& device, const std::string& where = "--devic
 // CUDA devices this process sees (0 on a CPU LibTorch or a machine without a GPU).
 bool cudaBuild();
 int cudaDeviceCount();
+// Makes `device` (cuda:N, N >= 0) this process's current CUDA device: what the caching and
+// pinned allocators, the free-memory query and NCCL act on. Called once a run knows its GPU
+// (a rank's: LOCAL_RANK's), before its first CUDA call, so that eight ranks make eight
+// contexts on eight GPUs, not eight on GPU 0. No-op for the CPU or an index of -1.
+void selectCudaDevice(const DeviceSpec& device);
+// The current CUDA device, or -1 where no CUDA runtime or device is there.
+int currentCudaDevice();
 
 }  // namespace posgeom::runtime
