@@ -97,17 +97,21 @@ bool sameShape(const model::ModelConfig& c, const model::RandomCheckpointSpec& s
 }
 
 // A generated checkpoint is reused when the work directory already holds one of the shape.
-fs::path checkpointFor(const BenchShape& shape, const fs::path& work_dir) {
-  const auto dir = work_dir / shape.name;
+// A bfloat16 run's is stored in bfloat16 (<shape>-bf16/): half the bytes to write and read,
+// and the numbers the float32 one gives it rounded the same.
+fs::path checkpointFor(const BenchShape& shape, const fs::path& work_dir, runtime::ComputeDtype dtype) {
+  auto spec = shape.spec;
+  if (dtype == runtime::ComputeDtype::kBFloat16) spec.storage = io::DType::kBF16;
+  const auto dir = work_dir / (shape.name + (spec.storage == io::DType::kBF16 ? "-bf16" : ""));
   std::error_code ec;
   if (fs::exists(dir / "model.safetensors", ec)) {
     try {
-      if (sameShape(model::loadModelConfig(dir), shape.spec)) return dir;
+      if (sameShape(model::loadModelConfig(dir), spec)) return dir;
     } catch (const InputError&) {
     }
   }
   spdlog::info("writing a random {} checkpoint to {}", shape.name, dir.string());
-  model::writeRandomCheckpoint(shape.spec, dir);
+  model::writeRandomCheckpoint(spec, dir);
   return dir;
 }
 
@@ -319,6 +323,7 @@ BenchResult runBench(const BenchJob& job) {
   if (job.wave < 0) throw InputError(option::kWave, "must not be negative (0: four batches)");
   if (job.wave > 0 && !job.layer_major) throw InputError(option::kWave, "sizes the wave of --layer-major: add --layer-major");
   runtime::requireDevice(job.device);
+  runtime::selectCudaDevice(job.device);
   // --out is judged (and held) before minutes of measuring, not when they are over.
   std::optional<io::OutputFile> out;
   if (!job.out.empty()) out.emplace(job.out, io::OutputFileRules{option::kOut, job.force, {}});
@@ -356,7 +361,7 @@ BenchResult runBench(const BenchJob& job) {
       measureTokenizer(job.models.empty() ? fs::path() : job.models.front(), job.seq_len, result.tokenizer_source);
 
   const WorkDirectory work(job.work_dir);
-  for (const auto& name : shape_names) models.emplace_back(name, checkpointFor(shapeNamed(name), work.path()));
+  for (const auto& name : shape_names) models.emplace_back(name, checkpointFor(shapeNamed(name), work.path(), job.dtype));
   for (const auto& [name, dir] : models) {
     spdlog::info("measuring {}", name);
     result.models.push_back(measureModel(job, name, dir, result.gemm_gflops));

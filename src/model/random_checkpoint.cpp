@@ -36,7 +36,24 @@ uint64_t splitMix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-void fillNormal(std::byte* out, int64_t numel, uint64_t seed, float std_dev) {
+// float32 values as stored: as they are, or rounded to bfloat16 (nearest, ties to even;
+// the draws are finite).
+void storeValues(const std::vector<float>& values, io::DType storage, std::byte* out) {
+  if (storage == io::DType::kF32) {
+    std::memcpy(out, values.data(), values.size() * sizeof(float));
+    return;
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &values[i], sizeof bits);
+    const auto rounded = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    std::memcpy(out + 2 * i, &rounded, sizeof rounded);
+  }
+}
+
+int64_t storedBytes(io::DType storage) { return storage == io::DType::kF32 ? 4 : 2; }
+
+void fillNormal(std::byte* out, int64_t numel, uint64_t seed, float std_dev, io::DType storage) {
   const auto chunks = static_cast<std::size_t>((numel + kChunk - 1) / kChunk);
   parallelFor(chunks, std::max(1u, std::thread::hardware_concurrency()), [&](std::size_t c) {
     const int64_t first = static_cast<int64_t>(c) * kChunk, count = std::min(kChunk, numel - first);
@@ -44,7 +61,7 @@ void fillNormal(std::byte* out, int64_t numel, uint64_t seed, float std_dev) {
     std::normal_distribution<float> normal(0.0f, std_dev);
     std::vector<float> values(static_cast<std::size_t>(count));
     for (auto& v : values) v = normal(rng);
-    std::memcpy(out + first * static_cast<int64_t>(sizeof(float)), values.data(), values.size() * sizeof(float));
+    storeValues(values, storage, out + first * storedBytes(storage));
   });
 }
 
@@ -54,7 +71,7 @@ constexpr int64_t kMaxLayers = 4096;
 
 // Refuses, before anything is written, a checkpoint that the disk at `dir` or the memory
 // could not hold (it used to end in bad_alloc with an empty directory left).
-void checkItFits(const std::vector<TensorSpec>& tensors, const std::filesystem::path& dir) {
+void checkItFits(const std::vector<TensorSpec>& tensors, const std::filesystem::path& dir, io::DType storage) {
   long double parameters = 0, largest = 0;  // long double: shapes whose product overflows int64
   std::string largest_name;
   for (const auto& t : tensors) {
@@ -65,7 +82,7 @@ void checkItFits(const std::vector<TensorSpec>& tensors, const std::filesystem::
     if (n > largest) largest = n, largest_name = t.name;
   }
   const auto bytes = [](long double b) { return formatBytes(b > 9e18L ? INT64_MAX : static_cast<int64_t>(b)); };
-  const long double file_bytes = 4 * parameters;
+  const long double file_bytes = static_cast<long double>(storedBytes(storage)) * parameters;
   auto existing = std::filesystem::absolute(dir);
   while (!std::filesystem::exists(existing) && existing.has_parent_path() && existing != existing.parent_path())
     existing = existing.parent_path();
@@ -138,7 +155,9 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
   }
 
   const auto tensors = arch.tensors(config);
-  checkItFits(tensors, dir);
+  if (spec.storage != io::DType::kF32 && spec.storage != io::DType::kBF16)
+    throw InputError("random-model", "stores F32 or BF16, not " + std::string(io::dtypeName(spec.storage)));
+  checkItFits(tensors, dir, spec.storage);
 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -156,14 +175,17 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
     if (t.optional) continue;
     if (!one_stream && t.init == TensorSpec::Init::kNormal) {
       const uint64_t seed = rng();  // drawn in the architecture's order, filled in the writer's
-      writer.addDeferred(t.name, io::DType::kF32, t.shape, [numel = t.numel(), seed, std_dev = static_cast<float>(spec.init_std)](
-                                                                std::byte* out) { fillNormal(out, numel, seed, std_dev); });
+      writer.addDeferred(t.name, spec.storage, t.shape,
+                         [numel = t.numel(), seed, std_dev = static_cast<float>(spec.init_std), storage = spec.storage](
+                             std::byte* out) { fillNormal(out, numel, seed, std_dev, storage); });
       continue;
     }
     std::vector<float> values(static_cast<size_t>(t.numel()), t.init == TensorSpec::Init::kOnes ? 1.0f : 0.0f);
     if (one_stream && t.init == TensorSpec::Init::kNormal)
       for (auto& v : values) v = normal(rng);
-    writer.addF32(t.name, t.shape, values);
+    std::vector<std::byte> bytes(values.size() * static_cast<std::size_t>(storedBytes(spec.storage)));
+    storeValues(values, spec.storage, bytes.data());
+    writer.add(t.name, spec.storage, t.shape, bytes.data(), bytes.size());
   }
   writer.write(dir / "model.safetensors");
   io::writeTextFileAtomically(dir / "config.json", config_json.dump(2) + "\n");

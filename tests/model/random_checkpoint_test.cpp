@@ -75,6 +75,33 @@ TEST(RandomCheckpoint, LargeCheckpointsAreDrawnInParallelAndStillReproducible) {
   EXPECT_FALSE(at::equal(flat.narrow(0, 0, 1000), flat.narrow(0, int64_t{1} << 22, 1000)));
   EXPECT_FALSE(at::equal(tensor("h.0.attn.c_attn.weight").reshape({-1}).narrow(0, 0, 1000),
                          tensor("h.0.mlp.c_fc.weight").reshape({-1}).narrow(0, 0, 1000)));
+  // Stored in bfloat16: the same draws, each rounded to nearest (as ATen rounds).
+  spec.storage = io::DType::kBF16;
+  model::writeRandomCheckpoint(spec, s / "c");
+  const auto half = io::SafetensorsFile::open(s / "c/model.safetensors");
+  for (const auto* name : {"wte.weight", "h.0.mlp.c_fc.weight"}) {
+    EXPECT_EQ(half.get(name).dtype, io::DType::kBF16) << name;
+    EXPECT_TRUE(at::equal(model::tensorFromView(half.get(name)), model::tensorFromView(file.get(name)).to(at::kBFloat16))) << name;
+  }
+}
+
+// A small checkpoint (drawn from one stream) in bfloat16: its float32 twin's values rounded,
+// and it loads as any checkpoint does.
+TEST(RandomCheckpoint, Bfloat16StorageRoundsTheFloat32Draws) {
+  ScratchDir s;
+  model::RandomCheckpointSpec spec;
+  spec.model_type = "llama";
+  model::writeRandomCheckpoint(spec, s / "f32");
+  spec.storage = io::DType::kBF16;
+  model::writeRandomCheckpoint(spec, s / "bf16");
+  const auto f32 = io::SafetensorsFile::open(s / "f32/model.safetensors");
+  const auto bf16 = io::SafetensorsFile::open(s / "bf16/model.safetensors");
+  ASSERT_EQ(bf16.tensors().size(), f32.tensors().size());
+  for (const auto& [name, view] : f32.tensors())
+    EXPECT_TRUE(at::equal(model::tensorFromView(bf16.get(name)), model::tensorFromView(view).to(at::kBFloat16))) << name;
+  EXPECT_LT(std::filesystem::file_size(s / "bf16/model.safetensors"), std::filesystem::file_size(s / "f32/model.safetensors") * 6 / 10);
+  spec.storage = io::DType::kF16;
+  EXPECT_THROW(model::writeRandomCheckpoint(spec, s / "f16"), InputError);
 }
 
 TEST(RandomCheckpoint, RejectsImpossibleShapes) {

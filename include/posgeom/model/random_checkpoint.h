@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "posgeom/io/dtype.h"
+
 namespace posgeom::model {
 
 struct RandomCheckpointSpec {
@@ -18,6 +20,9 @@ struct RandomCheckpointSpec {
   int64_t max_positions = 256;
   uint64_t seed = 0;
   double init_std = 0.02;
+  // F32, or BF16: each float32 draw rounded to nearest even (half the bytes to write and
+  // read, as the bfloat16 checkpoints a GPU run loads).
+  io::DType storage = io::DType::kF32;
 };
 
 // Writes config.json and model.safetensors into `dir` (created if needed).
