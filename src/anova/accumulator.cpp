@@ -159,11 +159,10 @@ void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
 
 int64_t Accumulator::bytes() const {
   int64_t total = 0;
-  const auto add = [&](const at::Tensor& t) { total += t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; };
   for (const auto& l : layers_) {
     for (const auto* t : {&l->position_sum, &l->context_second_moment, &l->norm_sum, &l->cosine_sum, &l->context_means,
                           &l->attention_input_sum, &l->attention_samples, &l->reservoir})
-      add(*t);
+      total += heldBytes(*t);
     if (l->second_moment) total += l->second_moment->bytes();
   }
   return total;

@@ -84,9 +84,7 @@ void GramSum::add(const at::Tensor& rows) {
 }
 
 int64_t GramSum::bytes() const {
-  int64_t total = 0;
-  for (const auto* t : {&sum_, &scratch_, &partial_}) total += t->defined() ? static_cast<int64_t>(t->nbytes()) : 0;
-  return total;
+  return heldBytes(sum_) + heldBytes(scratch_) + heldBytes(partial_);
 }
 
 at::Tensor GramSum::sum() const {

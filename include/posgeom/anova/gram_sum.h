@@ -6,6 +6,9 @@
 
 namespace posgeom::anova {
 
+// Bytes a tensor holds (0 for an undefined one): what the accumulators count of themselves.
+inline int64_t heldBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+
 class GramSum {
  public:
   // How a batch's hidden states [B, T', d] are cut into products.
