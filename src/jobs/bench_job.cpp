@@ -99,20 +99,40 @@ bool sameShape(const model::ModelConfig& c, const model::RandomCheckpointSpec& s
 // A generated checkpoint is reused when the work directory already holds one of the shape.
 // A bfloat16 run's is stored in bfloat16 (<shape>-bf16/): half the bytes to write and read,
 // and the numbers the float32 one gives it rounded the same.
-fs::path checkpointFor(const BenchShape& shape, const fs::path& work_dir, runtime::ComputeDtype dtype) {
-  auto spec = shape.spec;
-  if (dtype == runtime::ComputeDtype::kBFloat16) spec.storage = io::DType::kBF16;
-  const auto dir = work_dir / (shape.name + (spec.storage == io::DType::kBF16 ? "-bf16" : ""));
+struct ShapeCheckpoint {
+  model::RandomCheckpointSpec spec;
+  fs::path dir;
+  bool reuse = false;
+};
+
+// Judged before anything is measured: a directory that holds anything but a random
+// checkpoint bench (or random-model) wrote is never replaced.
+ShapeCheckpoint checkpointFor(const BenchShape& shape, const fs::path& work_dir, runtime::ComputeDtype dtype) {
+  ShapeCheckpoint c{shape.spec, {}, false};
+  if (dtype == runtime::ComputeDtype::kBFloat16) c.spec.storage = io::DType::kBF16;
+  c.dir = work_dir / (shape.name + (c.spec.storage == io::DType::kBF16 ? "-bf16" : ""));
   std::error_code ec;
-  if (fs::exists(dir / "model.safetensors", ec)) {
+  if (fs::exists(c.dir / "model.safetensors", ec)) {
     try {
-      if (sameShape(model::loadModelConfig(dir), spec)) return dir;
+      c.reuse = sameShape(model::loadModelConfig(c.dir), c.spec);
     } catch (const InputError&) {
     }
   }
-  spdlog::info("writing a random {} checkpoint to {}", shape.name, dir.string());
-  model::writeRandomCheckpoint(spec, dir);
-  return dir;
+  if (c.reuse) return c;
+  try {
+    model::checkRandomCheckpointOut(c.dir, /*force=*/true);
+  } catch (const InputError&) {
+    throw InputError(option::kWorkDir, "'" + c.dir.string() + "' holds files bench did not write; it writes the random " +
+                                           shape.name + " checkpoint there, so choose another --work-dir");
+  }
+  return c;
+}
+
+fs::path writtenCheckpoint(const std::string& name, const ShapeCheckpoint& c) {
+  if (c.reuse) return c.dir;
+  spdlog::info("writing a random {} checkpoint to {}", name, c.dir.string());
+  model::writeRandomCheckpoint(c.spec, c.dir);
+  return c.dir;
 }
 
 std::string readCpuName() {
@@ -345,6 +365,10 @@ BenchResult runBench(const BenchJob& job) {
                                         " positions of the benchmark shape " + name);
   }
 
+  const WorkDirectory work(job.work_dir);
+  std::vector<ShapeCheckpoint> checkpoints;
+  for (const auto& name : shape_names) checkpoints.push_back(checkpointFor(shapeNamed(name), work.path(), job.dtype));
+
   BenchResult result;
   result.device = job.device.str();
   result.dtype = runtime::computeDtypeName(job.dtype);
@@ -360,8 +384,8 @@ BenchResult runBench(const BenchJob& job) {
   result.tokenizer_tokens_per_s =
       measureTokenizer(job.models.empty() ? fs::path() : job.models.front(), job.seq_len, result.tokenizer_source);
 
-  const WorkDirectory work(job.work_dir);
-  for (const auto& name : shape_names) models.emplace_back(name, checkpointFor(shapeNamed(name), work.path(), job.dtype));
+  for (std::size_t i = 0; i < shape_names.size(); ++i)
+    models.emplace_back(shape_names[i], writtenCheckpoint(shape_names[i], checkpoints[i]));
   for (const auto& [name, dir] : models) {
     spdlog::info("measuring {}", name);
     result.models.push_back(measureModel(job, name, dir, result.gemm_gflops));

@@ -734,6 +734,15 @@ std::vector<BadInput> cases() {
   c.push_back(row("bench-seq-len-beyond-positions",
                   [](const fs::path&) { return Args{"bench", "--model", fixtureModel("tiny-gpt2").string(), "--seq-len", "100000"}; },
                   2, "--seq-len: 100000 exceeds the model's 128 learned positions"));
+  c.push_back(row("bench-work-dir-foreign",
+                  [](const fs::path& d) {
+                    std::filesystem::create_directories(d / "w/gpt2-small");
+                    writeFile(d / "w/gpt2-small/config.json", R"({"model_type": "llama"})");
+                    writeFile(d / "w/gpt2-small/model.safetensors", "mine");
+                    return Args{"bench", "--shape", "gpt2-small", "--work-dir", (d / "w").string()};
+                  },
+                  2, "gpt2-small' holds files bench did not write; it writes the random gpt2-small checkpoint there, so choose another --work-dir",
+                  [](const fs::path& out) { EXPECT_EQ(readFile(out.parent_path() / "w/gpt2-small/model.safetensors"), "mine"); }));
   // The bundled model's tokenizer.json, edited.
   const auto editedTokenizer = [](const fs::path& d, const std::function<void(nlohmann::json&)>& edit) {
     fs::copy(kDefaultModel, d / "m", fs::copy_options::recursive);

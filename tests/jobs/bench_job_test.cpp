@@ -160,6 +160,29 @@ TEST(BenchJob, AnExistingOutIsReplacedOnlyWithForceAndAnInputNever) {
   EXPECT_EQ(readFile(s / "mine.json"), "mine");
 }
 
+// bench --work-dir used to write its random checkpoint over whatever <shape>/ held,
+// a user's model included, after the matrix products had been measured.
+TEST(BenchJob, AWorkDirsForeignCheckpointIsNeverReplaced) {
+  ScratchDir s;
+  std::filesystem::create_directories(s / "w/gpt2-small");
+  writeFile(s / "w/gpt2-small/config.json", R"({"model_type": "llama"})");
+  writeFile(s / "w/gpt2-small/model.safetensors", "mine");
+  jobs::BenchJob job;
+  job.shapes = {"gpt2-small"};
+  job.work_dir = s / "w";
+  job.out = s / "never.json";
+  try {
+    jobs::runBench(job);
+    ADD_FAILURE() << "a foreign checkpoint was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--work-dir: '" + (s / "w/gpt2-small").string() + "' holds files bench did not write"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(readFile(s / "w/gpt2-small/model.safetensors"), "mine");
+  EXPECT_FALSE(std::filesystem::exists(s / "never.json"));
+}
+
 // --seq-len past a model's learned positions used to be found after the corpus was read
 // for the tokenizer's rate, and blamed on the corpus' documents.
 TEST(BenchJob, ASeqLenBeyondTheModelsPositionsIsRefusedFirst) {
