@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "posgeom/base/error.h"
+#include "posgeom/runtime/device.h"
 #include "rendezvous.h"
 #include "rank_threads.h"
 #include "test_support.h"
@@ -141,6 +142,43 @@ TEST(RankGroup, ALostOrHungRankIsNamed) {
   EXPECT_EQ(hung[0].message.rfind("rank 1 stopped answering during the sums' reduction", 0), 0u) << hung[0].message;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 40s);  // bounded by the timeout, not forever
 }
+
+// The same loss over each backend this build and machine have: Gloo always; NCCL where two
+// GPUs are (one rank each). Under NCCL a lost rank used to hang the survivor for the whole
+// --dist-timeout and then abort it with 134 from the watchdog (issue 34, finding 5).
+std::vector<std::string> rankBackends() {
+  std::vector<std::string> backends{"gloo"};
+  if (cudaBuild() && cudaDeviceCount() >= 2) backends.push_back("nccl");
+  return backends;
+}
+
+class RankGroupBackend : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RankGroupBackend, ALostRankIsNamedWithExitCode4WithinTheTimeout) {
+  const DeviceSpec device = GetParam() == "nccl" ? DeviceSpec{DeviceSpec::Kind::kCuda, -1} : DeviceSpec{};
+  const auto start = std::chrono::steady_clock::now();
+  auto outcomes = runRankThreads(
+      2, tcp(), 3s,
+      [&](RankGroup& g) {
+        EXPECT_EQ(g.backend(), GetParam());
+        std::vector<double> sums{1.0, 2.0};
+        g.sumToRoot(sums.data(), 2);  // both there: it works
+        if (g.root()) {
+          EXPECT_EQ(sums, (std::vector<double>{2.0, 4.0}));
+        }
+        if (g.rank() == 1) return;  // its group goes, silently
+        g.sumToRoot(sums.data(), 2);
+      },
+      {}, device);
+  EXPECT_FALSE(outcomes[1].failed) << outcomes[1].message;
+  EXPECT_EQ(outcomes[0].exit_code, kRankLostExitCode) << outcomes[0].message;
+  EXPECT_EQ(outcomes[0].message.rfind("rank 1 stopped answering during the sums' reduction", 0), 0u) << outcomes[0].message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 40s);  // bounded by the timeout, not the 1800 s default
+}
+
+std::string backendName(const ::testing::TestParamInfo<std::string>& backend) { return backend.param; }
+
+INSTANTIATE_TEST_SUITE_P(Backends, RankGroupBackend, ::testing::ValuesIn(rankBackends()), backendName);
 
 // The timeout bounds rank 1's connect too: a second or two of a loaded machine's start-up
 // must not make the rank that did come look absent.

@@ -8,7 +8,8 @@
 namespace posgeom::testing {
 
 std::vector<RankOutcome> runRankThreads(int world, const std::string& rendezvous, std::chrono::milliseconds timeout,
-                                        const std::function<void(runtime::RankGroup&)>& body, const std::vector<int>& absent) {
+                                        const std::function<void(runtime::RankGroup&)>& body, const std::vector<int>& absent,
+                                        const runtime::DeviceSpec& device) {
   std::vector<RankOutcome> outcomes(static_cast<std::size_t>(world));
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
@@ -19,9 +20,10 @@ std::vector<RankOutcome> runRankThreads(int world, const std::string& rendezvous
         runtime::Launch launch;
         launch.launcher = "test";
         launch.rank = r;
+        launch.local_rank = r;
         launch.world = world;
         launch.rendezvous = rendezvous;
-        runtime::RankGroup group(launch, timeout, runtime::DeviceSpec{});
+        runtime::RankGroup group(launch, timeout, device);
         body(group);
       } catch (const runtime::RankFailed& e) {
         outcome = {true, e.exitCode(), e.what()};

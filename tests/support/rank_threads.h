@@ -17,8 +17,10 @@ struct RankOutcome {
 };
 
 // Runs `body` on `world` ranks (but not those in `absent`) and returns what each threw.
+// Rank r is local rank r: on `device` cuda each takes its own GPU and NCCL.
 std::vector<RankOutcome> runRankThreads(int world, const std::string& rendezvous, std::chrono::milliseconds timeout,
-                                        const std::function<void(runtime::RankGroup&)>& body, const std::vector<int>& absent = {});
+                                        const std::function<void(runtime::RankGroup&)>& body, const std::vector<int>& absent = {},
+                                        const runtime::DeviceSpec& device = {});
 // A fresh tcp:// rendezvous on loopback.
 std::string loopbackRendezvous();
 
