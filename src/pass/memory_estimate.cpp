@@ -12,15 +12,11 @@
 #include "posgeom/runtime/device_timing.h"
 
 namespace posgeom::pass {
-namespace {
-
-constexpr int64_t kRuntimeAllowance = int64_t{400} << 20;  // measured RSS of a tiny model's run, rounded up
-
-}  // namespace
 
 MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameters, const PassShape& s) {
   MemoryEstimate e;
-  e.runtime = kRuntimeAllowance;
+  e.runtime = runtime::runtimeAllowanceBytes(
+      runtime::DeviceSpec{s.device_memory ? runtime::DeviceSpec::Kind::kCuda : runtime::DeviceSpec::Kind::kCpu, -1});
   e.weights = parameters * s.compute_bytes;
   const int64_t tokens = s.batch * s.seq_len;
   const int64_t ff = c.intermediate_size > 0 ? c.intermediate_size : 4 * c.hidden_size;

@@ -42,4 +42,10 @@ std::optional<DeviceMemory> cudaMemory() {
   return DeviceMemory{static_cast<int64_t>(free_bytes), static_cast<int64_t>(total)};
 }
 
+int64_t runtimeAllowanceBytes(const DeviceSpec& device) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  if (device.isCuda()) return 400 * kMiB;
+  return (cudaBuild() ? 640 : 400) * kMiB;
+}
+
 }  // namespace posgeom::runtime

@@ -12,7 +12,6 @@ namespace posgeom::train {
 namespace {
 
 constexpr long double kFloat = 4;                               // bytes: training runs in float32
-constexpr long double kRuntimeAllowance = 400.0L * (1 << 20);   // as analyze's estimate
 constexpr long double kBeyondAnyMachine = 4611686018427387904.0L;  // 2^62 bytes
 // Values kept per token, layer and unit of width for the backward pass: layer norms,
 // q/k/v, the attention output, the MLP's 4x-wide input and activation, residuals and
@@ -45,7 +44,7 @@ TrainingMemory estimateTrainingMemory(const TrainConfig& c, int64_t vocab) {
   m.attention = kAttentionCopies * kFloat * batch * heads * context * context * layers;
   // Embeddings in and logits out (logits, their log-softmax and its gradient).
   m.activations = kFloat * tokens * (kValuesPerTokenAndWidth * width * layers + 2 * width + 3 * v) + m.attention;
-  m.runtime = kRuntimeAllowance;
+  m.runtime = static_cast<long double>(runtime::runtimeAllowanceBytes(runtime::DeviceSpec{}));  // as analyze's estimate
   return m;
 }
 

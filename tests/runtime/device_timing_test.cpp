@@ -23,5 +23,17 @@ TEST(DeviceTiming, NoCudaRuntimeMeansNoDeviceMemory) {
   runtime::synchronize(runtime::DeviceSpec{});  // a no-op that must not throw
 }
 
+// The allowance the memory plans add for LibTorch itself covers a whole tiny run of this
+// build's binary (the CUDA wheel's libraries take 458 MiB of it on the CPU, Debian's 184).
+TEST(DeviceTiming, TheRuntimeAllowanceCoversATinyRunsWholeResidentSet) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  const auto r = runPosgeom({"analyze", "--model", (sharedDir() / "fixtures/models/tiny-gpt2").string(), "--corpus", "random",
+                             "--num-seqs", "4", "--seq-len", "32", "--out", (s / "out").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(r.peak_rss_bytes, 64 << 20);  // measured: LibTorch's libraries alone are more
+  EXPECT_LE(r.peak_rss_bytes, runtime::runtimeAllowanceBytes(runtime::DeviceSpec{}));
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -25,4 +25,12 @@ struct DeviceMemory {
 };
 std::optional<DeviceMemory> cudaMemory();
 
+// What a run takes beyond its model, batch and statistics (LibTorch's libraries and
+// state, allocator slack, buffers), for a memory plan: on the CPU the measured peak RSS of
+// a tiny model's analyze, rounded up (Debian's LibTorch 184 MiB → 400; the CUDA wheel's
+// libraries, run on the CPU, 458 MiB → 640); on a GPU, device memory beyond what
+// cudaMemGetInfo already excludes (cuBLAS workspaces, allocator slack): 400 MiB, not yet
+// measured.
+int64_t runtimeAllowanceBytes(const DeviceSpec& device);
+
 }  // namespace posgeom::runtime
