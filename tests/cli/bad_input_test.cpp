@@ -867,8 +867,9 @@ TEST(BadInputTable, EveryRowHasACaseAndEveryCaseARow) {
 TEST(BadInputTable, TheSuggestedBatchSizeFits) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
   ScratchDir s;
-  // The estimate counts the windows a batch will really hold: at most --num-seqs.
-  const auto args = onRandomIds(fixtureModel("tiny-gpt2"), {"--seq-len", "128", "--max-memory", "600M", "-q", "--num-seqs", "100000"});
+  // The estimate counts the windows a batch will really hold: at most --num-seqs. 1 GB
+  // leaves a few hundred windows beside either build's runtime allowance (400 or 640 MiB).
+  const auto args = onRandomIds(fixtureModel("tiny-gpt2"), {"--seq-len", "128", "--max-memory", "1G", "-q", "--num-seqs", "100000"});
   const auto r = runPosgeom(with(args, {"--batch-size", "100000", "--out", (s / "a").string()}));
   ASSERT_EQ(r.exit_code, 2) << r.err;
   const auto at = r.err.find("--batch-size ");
