@@ -45,6 +45,21 @@ struct Accumulator::Layer {
   at::Tensor reservoir;  // [cap, T', d]
   int64_t reservoir_kept = 0;
   std::vector<int64_t> reservoir_windows;
+  bool parked = false;  // its sums on the host (layer-major on a GPU, between its blocks)
+
+  // The tensors on the accumulator's device besides the second moment (the attention
+  // samples are on the host always).
+  template <typename Self, typename Visit>
+  static void forEachDeviceTensor(Self& self, Visit visit) {
+    for (auto* t : {&self.position_sum, &self.context_second_moment, &self.norm_sum, &self.cosine_sum, &self.context_means,
+                    &self.reservoir, &self.attention_input_sum})
+      visit(*t);
+  }
+  int64_t deviceBytes() const {
+    int64_t total = second_moment ? second_moment->bytes() : 0;
+    forEachDeviceTensor(*this, [&](const at::Tensor& t) { total += heldBytes(t); });
+    return total;
+  }
 };
 
 Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device)
@@ -113,9 +128,7 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   const auto norms = all_norms.narrow(1, options_.skip_first, positions_);
   const auto previous = std::exchange(batch_.previous, h);
   const auto previous_norms = std::exchange(batch_.previous_norms, norms);
-  Layer* layer = nullptr;
-  for (auto& l : layers_)
-    if (l->index == layer_index) layer = l.get();
+  Layer* layer = active(layer_index);
   if (!layer) return;
 
   const int64_t batch = h.size(0);
@@ -148,6 +161,7 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
 void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
   for (auto& l : layers_) {
     if (l->index != block + 1 || !l->attention_input_sum.defined()) continue;
+    if (l->parked) place(*l, device_);
     l->attention_input_sum.add_(at::sum(normed, {0}, false, batchReductionType(normed)));
     const int64_t take = std::min(normed.size(0), l->attention_samples.size(0) - l->attention_samples_kept);
     if (take <= 0) continue;
@@ -157,14 +171,40 @@ void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
   }
 }
 
+Accumulator::Layer* Accumulator::active(int64_t layer_index) {
+  for (auto& l : layers_)
+    if (l->index == layer_index) {
+      if (l->parked) place(*l, device_);
+      return l.get();
+    }
+  return nullptr;
+}
+
+void Accumulator::place(Layer& l, const at::Device& where) {
+  Layer::forEachDeviceTensor(l, [&](at::Tensor& t) {
+    if (t.defined()) t = t.to(where);
+  });
+  if (l.second_moment) l.second_moment->moveTo(where);
+  l.parked = where.is_cpu();
+}
+
+void Accumulator::parkThrough(int64_t layer) {
+  if (device_.is_cpu()) return;
+  for (auto& l : layers_)
+    if (l->index <= layer && !l->parked) place(*l, at::kCPU);
+}
+
+int64_t Accumulator::deviceBytes() const {
+  if (device_.is_cpu()) return bytes();
+  int64_t total = 0;
+  for (const auto& l : layers_)
+    if (!l->parked) total += l->deviceBytes();
+  return total;
+}
+
 int64_t Accumulator::bytes() const {
   int64_t total = 0;
-  for (const auto& l : layers_) {
-    for (const auto* t : {&l->position_sum, &l->context_second_moment, &l->norm_sum, &l->cosine_sum, &l->context_means,
-                          &l->attention_input_sum, &l->attention_samples, &l->reservoir})
-      total += heldBytes(*t);
-    if (l->second_moment) total += l->second_moment->bytes();
-  }
+  for (const auto& l : layers_) total += l->deviceBytes() + heldBytes(l->attention_samples);
   return total;
 }
 

@@ -51,6 +51,7 @@ void GramSum::addBatch(const at::Tensor& hidden) {
     return;
   }
   const auto rows = hidden.reshape({-1, hidden.size(-1)});
+  if (!partial_.defined()) partial_ = at::zeros_like(sum_, sum_.options().dtype(at::kFloat));
   int64_t blocks = 0;
   for (int64_t start = 0; start < rows.size(0); start += kGramBlockRows) {
     partial_.add_(blockProduct(rows.narrow(0, start, std::min(kGramBlockRows, rows.size(0) - start))));
@@ -81,6 +82,12 @@ void GramSum::add(const at::Tensor& rows) {
     findSsyrk()("U", "N", &n, &k, &one, block.data_ptr<float>(), &n, &zero, scratch_.data_ptr<float>(), &n, 1, 1);
     sum_.add_(scratch_);
   }
+}
+
+void GramSum::moveTo(const at::Device& device) {
+  if (sum_.device() == device) return;
+  sum_ = sum_.to(device);
+  partial_ = at::Tensor();  // zero between batches: addBatch flushes its last blocks
 }
 
 int64_t GramSum::bytes() const {

@@ -142,13 +142,14 @@ BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave) {
   for (const auto& batch : wave) windows += batch.size();
   const int64_t blocks = impl_->model->model().config().num_layers;
   auto last_said = Clock::now();
-  auto progress = [&](int64_t block) {
+  auto after_block = [&](int64_t block) {
+    acc.parkThrough(block + 1);  // their sums are done for this wave: on a GPU, to the host
     if (secondsSince(last_said) < 10) return;
     last_said = Clock::now();
     log::info("layer-major: block " + std::to_string(block + 1) + " of " + std::to_string(blocks) + " done for a wave of " +
               std::to_string(windows) + " windows");
   };
-  impl_->model->model().forwardWave(requests, enter, progress);
+  impl_->model->model().forwardWave(requests, enter, after_block);
   // The batches' checks in their order: the first with a NaN is named, as run() would.
   for (std::size_t k = 0; k < wave.size(); ++k) {
     enter(k);

@@ -42,8 +42,11 @@ MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameter
   int64_t copy = accumulated - (s.second_moment ? 4 * d * d : 0);
   if (s.heads) copy += 8 * rows(s.attention_samples) * s.seq_len * d;
   if (s.device_memory) {
-    e.statistics = accumulated * s.layers_kept;
-    e.host = (samples + copy) * s.layers_kept;
+    // Layer-major, a layer's sums are on the device while its block runs (the float32 block
+    // buffer made again there), parked on the host otherwise.
+    const int64_t parked = s.layer_major ? accumulated - (s.second_moment ? 4 * d * d : 0) : 0;
+    e.statistics = accumulated * (s.layer_major ? std::min<int64_t>(1, s.layers_kept) : s.layers_kept);
+    e.host = (samples + copy + parked) * s.layers_kept;
   } else {
     e.statistics = (accumulated + samples + copy) * s.layers_kept;
   }

@@ -73,7 +73,12 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) 
   shape.device_memory = o.device.isCuda();
   layer_major = o.layer_major;
   const auto parameters = parameterLayout(plan.config);
-  auto estimate = [&](bool lm) { return estimatePassMemory(plan.config, parameters.held(lm), shape); };
+  auto shaped = [&](bool lm) {
+    PassShape s = shape;
+    s.layer_major = lm;
+    return s;
+  };
+  auto estimate = [&](bool lm) { return estimatePassMemory(plan.config, parameters.held(lm), shaped(lm)); };
   plan.memory = estimate(layer_major);
   const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
   if (!limit) {
@@ -82,7 +87,7 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) 
   }
   spdlog::info("memory: about {} needed of {} available (batch {})", plan.memory.describe(), formatBytes(*limit), shape.batch);
   if (plan.memory.total() <= *limit) return shape.batch;
-  auto largest_batch = [&](bool lm) { return largestBatchWithin(plan.config, parameters.held(lm), shape, *limit); };
+  auto largest_batch = [&](bool lm) { return largestBatchWithin(plan.config, parameters.held(lm), shaped(lm), *limit); };
   const auto resident_memory = plan.memory;
   auto take_layer_major = [&](int64_t batch) {
     layer_major = true;

@@ -208,18 +208,32 @@ TEST_P(AccumulatorOnDevice, BatchesObservedLayerMajorGiveTheSameStatistics) {
     batch_major.beginBatch({start, start + 1, start + 2}, labels(start));
     for (int64_t layer = 0; layer < 3; ++layer) feed(batch_major, layer, start);
   }
+  // Two waves (batches 0 and 1, then 2), each layer parked once its block is done for the
+  // wave: on a GPU its sums go to the host and come back for the next wave.
   anova::Accumulator layer_major(o, 6, 4, device());
-  std::vector<anova::Accumulator::BatchState> states;
-  for (int64_t start = 0; start < 9; start += 3) {
-    layer_major.beginBatch({start, start + 1, start + 2}, labels(start));
-    states.push_back(layer_major.suspendBatch());
-  }
-  for (int64_t layer = 0; layer < 3; ++layer)
-    for (std::size_t k = 0; k < states.size(); ++k) {
-      layer_major.resumeBatch(std::move(states[k]));
-      feed(layer_major, layer, static_cast<int64_t>(k) * 3);
-      states[k] = layer_major.suspendBatch();
+  const int64_t all_bytes = layer_major.bytes();
+  for (const auto& wave : {std::vector<int64_t>{0, 3}, std::vector<int64_t>{6}}) {
+    std::vector<anova::Accumulator::BatchState> states;
+    for (const int64_t start : wave) {
+      layer_major.beginBatch({start, start + 1, start + 2}, labels(start));
+      states.push_back(layer_major.suspendBatch());
     }
+    for (int64_t layer = 0; layer < 3; ++layer) {
+      for (std::size_t k = 0; k < states.size(); ++k) {
+        layer_major.resumeBatch(std::move(states[k]));
+        feed(layer_major, layer, wave[k]);
+        states[k] = layer_major.suspendBatch();
+      }
+      if (device().is_cpu()) {
+        EXPECT_EQ(layer_major.deviceBytes(), all_bytes);  // one memory: nothing moves
+      } else {  // this layer, and the next one's attention sums: not the third
+        EXPECT_GT(layer_major.deviceBytes(), 0);
+        EXPECT_LT(layer_major.deviceBytes(), all_bytes);
+      }
+      layer_major.parkThrough(layer);
+    }
+    EXPECT_EQ(layer_major.deviceBytes(), device().is_cpu() ? all_bytes : 0);
+  }
   const auto a = batch_major.statistics(), b = layer_major.statistics();
   ASSERT_EQ(a.size(), 3u);
   EXPECT_GT(b[2].previous_cosine_sum, 0);

@@ -78,6 +78,13 @@ TEST(MemoryEstimate, TheStatisticsAreWhatTheAccumulatorsAllocate) {
       const int64_t scalars = 3 * 2 * 8;  // each layer's norm and cosine sums: below the estimate's grain
       const int64_t scratch = anova::GramSum(64, at::kCPU).symmetricUpdate() ? 0 : 3 * 4 * 64 * 64;
       EXPECT_EQ(acc.bytes(), e.statistics + samples + scalars - scratch) << "heads " << heads << ", windows " << windows;
+      // Layer-major on a GPU: one layer's sums on the device at a time, every layer's float64
+      // sums parked on the host (the float32 d x d is dropped there).
+      s.layer_major = true;
+      const auto parked = pass::estimatePassMemory(c, 1000, s);
+      EXPECT_EQ(parked.statistics * 3, e.statistics);
+      const int64_t float64_sums = acc.bytes() - samples - scalars - (scratch ? 0 : 3 * 4 * 64 * 64);
+      EXPECT_EQ(parked.host - e.host, float64_sums) << "heads " << heads << ", windows " << windows;
     }
 }
 

@@ -69,10 +69,19 @@ class Accumulator final : public model::LayerObserver {
   // Bytes of every tensor the accumulator holds (on its device, and its host samples): what
   // the memory plan's estimate of the statistics must match.
   int64_t bytes() const;
+  // Of those, the bytes on its device (all of them on the CPU).
+  int64_t deviceBytes() const;
+  // Layer-major on a GPU: the sums of hidden states 0..`layer` are done for this wave, and
+  // go to the host until a batch adds to them again (the next wave), so that the device
+  // holds one layer's statistics, not every layer's. Nothing to do on the CPU.
+  void parkThrough(int64_t layer);
 
  private:
   struct Layer;
   static LayerStatistics statisticsOf(const Layer& layer);
+  // Where a layer's sums are: the accumulator's device, or the host while parked.
+  static void place(Layer& layer, const at::Device& where);
+  Layer* active(int64_t layer_index);  // the layer (on the device), or null where not accumulated
   AccumulatorOptions options_;
   int64_t positions_;
   at::Device device_;

@@ -37,6 +37,10 @@ class GramSum {
   at::Tensor sum() const;
   // Continues from a symmetric float64 sum [d, d] (a saved run's).
   void set(const at::Tensor& symmetric);
+  // Moves the float64 sum to `device` (a layer-major pass parks a layer's sums on the host
+  // between its blocks); the float32 block buffer is dropped and made again where the next
+  // batch is added.
+  void moveTo(const at::Device& device);
   // Whether the BLAS's symmetric rank-k update does half the products (CPU, float32).
   bool symmetricUpdate() const { return triangular_; }
   Blocking blocking() const { return blocking_; }

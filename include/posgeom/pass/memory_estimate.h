@@ -25,6 +25,7 @@ struct PassShape {
   int64_t attention_samples = 8;
   int64_t windows = 0;           // at most this many windows (--num-seqs; 0: unknown): the samples' rows
   bool device_memory = false;    // a GPU's pass: the statistics' host parts are not the device's
+  bool layer_major = false;      // on a GPU, a layer's sums on the device only while its block runs
 };
 
 struct MemoryEstimate {
