@@ -140,6 +140,19 @@ def families():
                                  intermediate_size=80, vocab_size=120, max_position_embeddings=64, clip_qkv=0.5,
                                  pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False, **common),
                     t.OlmoForCausalLM, "model.layers"),
+        # Granite: Llama with every constant factor away from 1 (embeddings x 3, logits x 0.2
+        # instead of 1/sqrt(12), block outputs x 0.5 into the residual, logits / 4).
+        "hf-granite": (t.GraniteConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                       intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                       embedding_multiplier=3.0, attention_multiplier=0.2, residual_multiplier=0.5,
+                                       logits_scaling=4.0, tie_word_embeddings=False, **common),
+                       t.GraniteForCausalLM, "model.layers"),
+        # SmolLM3: every second block NoPE (q and k not turned), windows of 8 keys in those.
+        "hf-smollm3": (t.SmolLM3Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                       intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                       no_rope_layer_interval=2, use_sliding_window=True, sliding_window=8,
+                                       pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                       t.SmolLM3ForCausalLM, "model.layers"),
     }
 
 

@@ -61,7 +61,7 @@ nlohmann::json inspectModel(const std::string& model, const std::string& revisio
           {"intermediate_size", config.intermediate_size},
           {"vocab_size", config.vocab_size},
           {"max_positions", config.max_positions},
-          {"positional_scheme", positionSchemeName(config.positions)},
+          {"positional_scheme", describePositions(config)},
           {"attention", config.bidirectional ? "bidirectional" : "causal"},
           {"parameters", parameters},
           {"largest_block", largest_block},

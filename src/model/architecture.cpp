@@ -15,10 +15,11 @@ namespace posgeom::model {
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {
       bertArchitecture(),    bloomArchitecture(),   gemmaArchitecture(),   gemma2Architecture(),
-      gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), gptJArchitecture(),   llamaArchitecture(),
+      gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), gptJArchitecture(),   graniteArchitecture(),
+      llamaArchitecture(),
       mistralArchitecture(), olmoArchitecture(),    optArchitecture(),     phi3Architecture(),   qwen2Architecture(),
       qwen3Architecture(),
-      robertaArchitecture()};
+      robertaArchitecture(), smollm3Architecture()};
   return list;
 }
 

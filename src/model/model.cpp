@@ -83,7 +83,7 @@ positions::BlockPositions Model::kernelPositions(int64_t block, int64_t seq_len)
   auto& k = p.shared;
   k.mask.causal = !config_.bidirectional;
   k.mask.window = config_.attentionWindow(block);
-  if (config_.positions == PositionScheme::kRope)
+  if (config_.rotates(block))
     k.rope.inverse_frequencies = ropeInverseFrequencies(config_.rope, config_.headDim(), config_.max_positions, seq_len);
   k.rope.pairing = config_.rope.interleaved ? positions::RopePairing::kInterleaved : positions::RopePairing::kRotateHalf;
   k.scale = config_.attention_scale;

@@ -12,4 +12,12 @@ const char* positionSchemeName(PositionScheme scheme) {
   return "unknown";
 }
 
+std::string describePositions(const ModelConfig& c) {
+  std::string s = positionSchemeName(c.positions);
+  std::string unrotated;
+  for (int64_t b = 0; b < c.num_layers; ++b)
+    if (c.positions == PositionScheme::kRope && !c.rotates(b)) unrotated += (unrotated.empty() ? "" : ", ") + std::to_string(b);
+  return unrotated.empty() ? s : s + "; NoPE (not turned) in blocks " + unrotated;
+}
+
 }  // namespace posgeom::model

@@ -15,5 +15,23 @@ TEST(ModelConfig, HeadDimAndSchemeNames) {
   EXPECT_STREQ(model::positionSchemeName(model::PositionScheme::kLearned), "learned absolute");
 }
 
+// A block rotates only in a RoPE model and where it is not one of the NoPE blocks; the
+// description names those blocks.
+TEST(ModelConfig, NoPeBlocksDoNotRotateAndAreNamed) {
+  model::ModelConfig c;
+  c.num_layers = 4;
+  c.positions = model::PositionScheme::kRope;
+  EXPECT_TRUE(c.rotates(0) && c.rotates(3));
+  EXPECT_EQ(model::describePositions(c), "RoPE");
+  c.unrotated_blocks = {false, true, false, true};
+  EXPECT_TRUE(c.rotates(0));
+  EXPECT_FALSE(c.rotates(1));
+  EXPECT_FALSE(c.rotates(3));
+  EXPECT_EQ(model::describePositions(c), "RoPE; NoPE (not turned) in blocks 1, 3");
+  c.positions = model::PositionScheme::kLearned;
+  EXPECT_FALSE(c.rotates(0));
+  EXPECT_EQ(model::describePositions(c), "learned absolute");
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -11,6 +11,9 @@ namespace posgeom::model {
 
 enum class PositionScheme { kLearned, kAlibi, kRope, kNone };
 const char* positionSchemeName(PositionScheme scheme);
+struct ModelConfig;
+// The scheme's name, and the blocks that do without it (SmolLM3's NoPE blocks).
+std::string describePositions(const ModelConfig& c);
 
 // RoPE's config and frequencies live with the positions vocabulary (Torch-free, shared
 // with the heads analysis); the model reads and names them as its own.
@@ -49,8 +52,19 @@ struct ModelConfig {
   double attention_scale = 0;
   double attention_logit_cap = 0;
   double final_logit_cap = 0;
+  // Granite's constant factors: the embeddings times one, each block's attention and MLP
+  // outputs times another before they are added, the logits divided by a third (1: none).
+  double embedding_multiplier = 1;
+  double residual_multiplier = 1;
+  double logit_divisor = 1;
+  // SmolLM3's NoPE blocks: q and k not turned there (empty: RoPE in every block of a RoPE model).
+  std::vector<bool> unrotated_blocks;
 
   int64_t headDim() const { return head_dim > 0 ? head_dim : hidden_size / num_heads; }
+  bool rotates(int64_t block) const {
+    return positions == PositionScheme::kRope &&
+           !(block >= 0 && block < static_cast<int64_t>(unrotated_blocks.size()) && unrotated_blocks[static_cast<size_t>(block)]);
+  }
   int64_t attentionWindow(int64_t block) const {
     return block >= 0 && block < static_cast<int64_t>(attention_windows.size()) ? attention_windows[static_cast<size_t>(block)] : 0;
   }

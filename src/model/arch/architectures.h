@@ -20,12 +20,14 @@ Architecture gptNeoXArchitecture();
 Architecture gptJArchitecture();
 Architecture llamaArchitecture();
 Architecture mistralArchitecture();
+Architecture graniteArchitecture();
 Architecture olmoArchitecture();
 Architecture optArchitecture();
 Architecture phi3Architecture();
 Architecture qwen2Architecture();
 Architecture qwen3Architecture();
 Architecture robertaArchitecture();
+Architecture smollm3Architecture();
 
 // Config numbers the forward divides by or takes a root of, read with their key named where
 // they would make it non-finite (the JSON reader already refuses what overflows a double).

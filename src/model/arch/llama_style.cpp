@@ -144,7 +144,8 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   return s.take();
 }
 
-Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfig family_config, ShapeDefaults defaults) {
+Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfig family_config, ShapeDefaults defaults,
+                          FamilyJson family_json) {
   auto entry = defineArchitecture(
       std::move(names),
       [family_config, style](const io::JsonConfig& c) {
@@ -157,7 +158,11 @@ Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfi
           if (w < 0) c.fail("sliding_window must be positive");
         return m;
       },
-      [style](const ModelConfig& m) { return configJson(m, style); },
+      [style, family_json](const ModelConfig& m) {
+        auto j = configJson(m, style);
+        if (family_json) family_json(m, j);
+        return j;
+      },
       [style](const ModelConfig& m) { return tensors(m, style); },
       [style](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
         return std::make_unique<DecoderModel>(c, w, n, style);
@@ -239,8 +244,10 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
     q = ops::rmsNorm(q, l.q_norm, c.norm_eps, num);
     k = ops::rmsNorm(k, l.k_norm, c.norm_eps, num);
   }
-  q = num.round(ops::applyRotary(q, context.rope));
-  k = num.round(ops::applyRotary(k, context.rope));
+  if (c.rotates(block)) {
+    q = num.round(ops::applyRotary(q, context.rope));
+    k = num.round(ops::applyRotary(k, context.rope));
+  }
   const auto v = ops::splitHeads(clip(ops::linear(a, l.v, l.v_bias, num)), c.num_kv_heads);
   return ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(block, context), num)), l.o, l.o_bias, num);
 }
@@ -253,7 +260,14 @@ at::Tensor DecoderModel::embed(const at::Tensor& ids, BlockContext& context) con
   auto x = at::embedding(embed_, ids);
   // Gemma multiplies by sqrt(d) held in the activations' dtype.
   if (style_.gemma_norms) x = num.round(x * num.fit(at::scalar_tensor(std::sqrt(static_cast<double>(c.hidden_size)))));
+  // Granite multiplies by a Python float: the product in the activations' dtype.
+  if (c.embedding_multiplier != 1) x = num.round(x * c.embedding_multiplier);
   return x;
+}
+
+at::Tensor DecoderModel::toResidual(const at::Tensor& out) const {
+  const double multiplier = config().residual_multiplier;
+  return multiplier == 1 ? out : numerics().round(out * multiplier);
 }
 
 at::Tensor DecoderModel::mlp(const Layer& l, const at::Tensor& m) const {
@@ -269,10 +283,10 @@ at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContex
   const auto a = norm(x, l.ln_1);
   context.attentionInput(i, a);
   const auto attended = attention(l, i, a, context);
-  const auto residual = num.round(x + (style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
+  const auto residual = num.round(x + toResidual(style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
   context.mlpInput(i, residual);
   const auto out = mlp(l, norm(residual, style_.sandwich_norms ? l.pre_mlp_ln : l.ln_2));
-  return num.round(residual + (style_.sandwich_norms ? norm(out, l.post_mlp_ln) : out));
+  return num.round(residual + toResidual(style_.sandwich_norms ? norm(out, l.post_mlp_ln) : out));
 }
 
 ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r) const {
@@ -284,6 +298,7 @@ ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r
   if (r.want_logits) {
     out.logits = ops::linear(f, lm_head_, {}, num);
     if (c.final_logit_cap > 0) out.logits = num.round(at::tanh(out.logits / c.final_logit_cap) * c.final_logit_cap);
+    if (c.logit_divisor != 1) out.logits = num.round(out.logits / c.logit_divisor);
   }
   return out;
 }
@@ -298,11 +313,14 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
   // No position embedding: a token's attention input is its normed embedding.
   auto e = embed_;
   if (style_.gemma_norms) e = e * std::sqrt(static_cast<double>(c.hidden_size));
+  if (c.embedding_multiplier != 1) e = e * c.embedding_multiplier;
   n.token_inputs = norm(e, l.ln_1).to(host);
   const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, group = h / c.num_kv_heads;
-  // Grouped-query heads share their key-value head's value map.
+  // Grouped-query heads share their key-value head's value map; what reaches the residual
+  // stream is the output map times Granite's residual_multiplier.
   const auto v = l.v.to(host).reshape({c.num_kv_heads, dh, d}).repeat_interleave(group, 0).reshape({h * dh, d});
   std::tie(n.wv, n.wo) = arch::perHeadValueOutput(v, l.o, h, dh);
+  n.wo = n.wo * c.residual_multiplier;
   if (style_.plain_layer_norms) {  // OLMo: a LayerNorm without weights
     n.norm_weight = at::ones({d}, host);
     n.norm_bias = at::zeros({d}, host);

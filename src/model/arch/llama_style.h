@@ -45,13 +45,15 @@ void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation
 nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style);
 std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style);
 
-// A family's reading of its own keys, after parseConfig.
+// A family's reading of its own keys, after parseConfig, and its writing of them (random
+// models) after configJson's.
 using FamilyConfig = std::function<void(const io::JsonConfig&, ModelConfig&)>;
+using FamilyJson = std::function<void(const ModelConfig&, nlohmann::json&)>;
 
 // A Llama-style family's entry: `names`, the shared readers then `family_config`, and
 // DecoderModel built with `style`.
 Architecture defineFamily(ArchitectureNames names, LlamaStyle style, FamilyConfig family_config,
-                          ShapeDefaults defaults = {"silu", false, PositionScheme::kRope});
+                          ShapeDefaults defaults = {"silu", false, PositionScheme::kRope}, FamilyJson family_json = {});
 
 class DecoderModel : public Model {
  public:
@@ -78,6 +80,9 @@ class DecoderModel : public Model {
   // The MLP of layer `l` on its normed input `m`: the gated dense MLP (an MoE family's
   // router and experts take its place here).
   at::Tensor mlp(const Layer& l, const at::Tensor& m) const;
+  // A block's attention or MLP output as it is added to the residual stream (Granite's
+  // residual_multiplier).
+  at::Tensor toResidual(const at::Tensor& out) const;
   LlamaStyle style_;
   at::Tensor embed_, norm_, lm_head_;
   StreamedBlocks<Layer> layers_;  // last: a read-ahead reads the members above
