@@ -153,6 +153,12 @@ def families():
                                        no_rope_layer_interval=2, use_sliding_window=True, sliding_window=8,
                                        pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                        t.SmolLM3ForCausalLM, "model.layers"),
+        # Phi-2 style: half of each 12-wide head turns, attention and a dense MLP in parallel
+        # off one LayerNorm, biases everywhere, an LM head with a bias.
+        "hf-phi": (t.PhiConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, intermediate_size=80,
+                               vocab_size=120, max_position_embeddings=64, partial_rotary_factor=0.5,
+                               pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                   t.PhiForCausalLM, "model.layers"),
     }
 
 

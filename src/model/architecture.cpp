@@ -17,7 +17,7 @@ const std::vector<Architecture>& architectures() {
       bertArchitecture(),    bloomArchitecture(),   gemmaArchitecture(),   gemma2Architecture(),
       gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), gptJArchitecture(),   graniteArchitecture(),
       llamaArchitecture(),
-      mistralArchitecture(), olmoArchitecture(),    optArchitecture(),     phi3Architecture(),   qwen2Architecture(),
+      mistralArchitecture(), olmoArchitecture(),    optArchitecture(),     phiArchitecture(),    phi3Architecture(),   qwen2Architecture(),
       qwen3Architecture(),
       robertaArchitecture(), smollm3Architecture()};
   return list;

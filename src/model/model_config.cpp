@@ -15,9 +15,10 @@ const char* positionSchemeName(PositionScheme scheme) {
 std::string describePositions(const ModelConfig& c) {
   std::string s = positionSchemeName(c.positions);
   std::string unrotated;
+  int64_t count = 0;
   for (int64_t b = 0; b < c.num_layers; ++b)
-    if (c.positions == PositionScheme::kRope && !c.rotates(b)) unrotated += (unrotated.empty() ? "" : ", ") + std::to_string(b);
-  return unrotated.empty() ? s : s + "; NoPE (not turned) in blocks " + unrotated;
+    if (c.positions == PositionScheme::kRope && !c.rotates(b)) unrotated += (count++ ? ", " : "") + std::to_string(b);
+  return count == 0 ? s : s + " except block" + (count > 1 ? "s " : " ") + unrotated + " (NoPE)";
 }
 
 }  // namespace posgeom::model

@@ -27,7 +27,7 @@ TEST(ModelConfig, NoPeBlocksDoNotRotateAndAreNamed) {
   EXPECT_TRUE(c.rotates(0));
   EXPECT_FALSE(c.rotates(1));
   EXPECT_FALSE(c.rotates(3));
-  EXPECT_EQ(model::describePositions(c), "RoPE; NoPE (not turned) in blocks 1, 3");
+  EXPECT_EQ(model::describePositions(c), "RoPE except blocks 1, 3 (NoPE)");
   c.positions = model::PositionScheme::kLearned;
   EXPECT_FALSE(c.rotates(0));
   EXPECT_EQ(model::describePositions(c), "learned absolute");

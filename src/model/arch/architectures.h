@@ -23,6 +23,7 @@ Architecture mistralArchitecture();
 Architecture graniteArchitecture();
 Architecture olmoArchitecture();
 Architecture optArchitecture();
+Architecture phiArchitecture();
 Architecture phi3Architecture();
 Architecture qwen2Architecture();
 Architecture qwen3Architecture();

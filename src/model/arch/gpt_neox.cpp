@@ -24,9 +24,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   }
   if (!(m.rope.partial_rotary_factor > 0 && m.rope.partial_rotary_factor <= 1)) c.fail("rotary_pct must lie in (0, 1]");
   if (m.hidden_size % m.num_heads != 0) c.fail("hidden_size is not divisible by num_attention_heads");
-  const auto rotary_dims = static_cast<int64_t>(static_cast<double>(m.headDim()) * m.rope.partial_rotary_factor);
-  if (rotary_dims < 2 || rotary_dims % 2 != 0)
-    c.fail("rotary_pct must turn an even number of each head's dims (here " + std::to_string(rotary_dims) + ")");
+  requireEvenRotaryDims(c, m, "rotary_pct");
   m.positions = PositionScheme::kRope;
   return m;
 }

@@ -52,4 +52,11 @@ RopeConfig readRopeConfig(const io::JsonConfig& c) {
   return rope;
 }
 
+int64_t requireEvenRotaryDims(const io::JsonConfig& c, const ModelConfig& m, const std::string& key) {
+  const auto dims = static_cast<int64_t>(static_cast<double>(m.headDim()) * m.rope.partial_rotary_factor);
+  if (dims < 2 || dims % 2 != 0)
+    c.fail(key + " must turn an even number of each head's dims (here " + std::to_string(dims) + ")");
+  return dims;
+}
+
 }  // namespace posgeom::model

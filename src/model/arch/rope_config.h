@@ -12,4 +12,8 @@ namespace posgeom::model {
 // would silently give other positions than the model's, so they are refused by name.
 RopeConfig readRopeConfig(const io::JsonConfig& c);
 
+// The dims of each head that RoPE turns (head_dim x partial_rotary_factor, as transformers
+// truncates it), refused with `key` named unless a positive even number.
+int64_t requireEvenRotaryDims(const io::JsonConfig& c, const ModelConfig& m, const std::string& key);
+
 }  // namespace posgeom::model

@@ -54,5 +54,26 @@ TEST(RopeConfig, RefusesWhatItDoesNotReadByName) {
   }
 }
 
+// The turned dims are head_dim x factor truncated, as transformers takes them; an odd or
+// zero count is refused naming the key the family reads the factor from.
+TEST(RopeConfig, TheTurnedDimsMustBeAPositiveEvenCount) {
+  model::ModelConfig m;
+  m.hidden_size = 48, m.num_heads = 4;  // head_dim 12
+  const io::JsonConfig c(nlohmann::json::object(), "config.json");
+  m.rope.partial_rotary_factor = 0.5;
+  EXPECT_EQ(model::requireEvenRotaryDims(c, m, "partial_rotary_factor"), 6);
+  m.rope.partial_rotary_factor = 0.7;  // 8.4 -> 8
+  EXPECT_EQ(model::requireEvenRotaryDims(c, m, "partial_rotary_factor"), 8);
+  for (const double odd : {0.25, 0.1}) {  // 3 dims; 1 dim
+    m.rope.partial_rotary_factor = odd;
+    try {
+      model::requireEvenRotaryDims(c, m, "rotary_pct");
+      ADD_FAILURE() << odd << " must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("rotary_pct must turn an even number"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -19,7 +19,7 @@ TEST(SmolLm3, NoPeBlocksComeFromTheFlagsOrTheInterval) {
   EXPECT_EQ(given.attentionWindow(0), 0);
   EXPECT_EQ(given.attentionWindow(1), 8);
   EXPECT_TRUE(given.tie_word_embeddings);
-  EXPECT_EQ(model::describePositions(given), "RoPE; NoPE (not turned) in blocks 1");
+  EXPECT_EQ(model::describePositions(given), "RoPE except block 1 (NoPE)");
   ScratchDir a, b;
   // Without the flags, every no_rope_layer_interval-th block (4 by default); none of 2 here.
   const auto by_interval = model::loadModelConfig(editedHfFixture(a.path(), "hf-smollm3", [](nlohmann::json& j) {
