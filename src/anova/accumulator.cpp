@@ -46,6 +46,8 @@ struct Accumulator::Layer {
   int64_t reservoir_kept = 0;
   std::vector<int64_t> reservoir_windows;
   bool parked = false;  // its sums on the host (layer-major on a GPU, between its blocks)
+  bool allocated = false;
+  bool taken = false;  // handed over by takeLayer: no batch may reach it again
 
   // The tensors on the accumulator's device besides the second moment (the attention
   // samples are on the host always).
@@ -63,25 +65,31 @@ struct Accumulator::Layer {
 };
 
 Accumulator::Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device)
-    : options_(std::move(options)), positions_(seq_len - options_.skip_first), device_(device) {
-  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device_);
-  const auto rows = [&](int64_t cap) { return sampleRows(cap, options_.windows_expected); };
+    : options_(std::move(options)), positions_(seq_len - options_.skip_first), seq_len_(seq_len), dim_(dim), device_(device) {
   for (int64_t l : options_.layers) {
     auto layer = std::make_unique<Layer>();
     layer->index = l;
-    layer->position_sum = at::zeros({positions_, dim}, f64);
-    if (options_.second_moment) layer->second_moment = std::make_unique<GramSum>(dim, device_);
-    layer->context_second_moment = at::zeros({dim, dim}, f64);
-    layer->norm_sum = at::zeros({}, f64);
-    layer->cosine_sum = at::zeros({}, f64);
-    layer->context_means = at::zeros({rows(options_.caps.contexts), dim}, f64);
-    layer->reservoir = at::zeros({rows(options_.caps.reservoir), positions_, dim}, f64);
-    if (options_.attention_inputs && l >= 1) {
-      layer->attention_input_sum = at::zeros({seq_len, dim}, f64);
-      layer->attention_samples = at::zeros({rows(options_.caps.attention_samples), seq_len, dim}, at::kFloat);
-    }
+    if (!options_.allocate_on_first_use) allocate(*layer);
     layers_.push_back(std::move(layer));
   }
+}
+
+void Accumulator::allocate(Layer& layer) const {
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device_);
+  const auto rows = [&](int64_t cap) { return sampleRows(cap, options_.windows_expected); };
+  layer.position_sum = at::zeros({positions_, dim_}, f64);
+  if (options_.second_moment) layer.second_moment = std::make_unique<GramSum>(dim_, device_);
+  layer.context_second_moment = at::zeros({dim_, dim_}, f64);
+  layer.norm_sum = at::zeros({}, f64);
+  layer.cosine_sum = at::zeros({}, f64);
+  layer.context_means = at::zeros({rows(options_.caps.contexts), dim_}, f64);
+  layer.reservoir = at::zeros({rows(options_.caps.reservoir), positions_, dim_}, f64);
+  if (options_.attention_inputs && layer.index >= 1) {
+    layer.attention_input_sum = at::zeros({seq_len_, dim_}, f64);
+    layer.attention_samples = at::zeros({rows(options_.caps.attention_samples), seq_len_, dim_}, at::kFloat);
+  }
+  layer.allocated = true;
+  layer.parked = false;
 }
 
 Accumulator::~Accumulator() = default;
@@ -159,21 +167,22 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
 }
 
 void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
-  for (auto& l : layers_) {
-    if (l->index != block + 1 || !l->attention_input_sum.defined()) continue;
-    if (l->parked) place(*l, device_);
-    l->attention_input_sum.add_(at::sum(normed, {0}, false, batchReductionType(normed)));
-    const int64_t take = std::min(normed.size(0), l->attention_samples.size(0) - l->attention_samples_kept);
-    if (take <= 0) continue;
-    l->attention_samples.narrow(0, l->attention_samples_kept, take).copy_(normed.narrow(0, 0, take).to(at::kCPU, at::kFloat));
-    l->attention_samples_kept += take;
-    for (int64_t b = 0; b < take; ++b) l->attention_sample_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
-  }
+  if (!options_.attention_inputs) return;
+  Layer* l = active(block + 1);
+  if (!l || !l->attention_input_sum.defined()) return;
+  l->attention_input_sum.add_(at::sum(normed, {0}, false, batchReductionType(normed)));
+  const int64_t take = std::min(normed.size(0), l->attention_samples.size(0) - l->attention_samples_kept);
+  if (take <= 0) return;
+  l->attention_samples.narrow(0, l->attention_samples_kept, take).copy_(normed.narrow(0, 0, take).to(at::kCPU, at::kFloat));
+  l->attention_samples_kept += take;
+  for (int64_t b = 0; b < take; ++b) l->attention_sample_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
 }
 
 Accumulator::Layer* Accumulator::active(int64_t layer_index) {
   for (auto& l : layers_)
     if (l->index == layer_index) {
+      if (l->taken) throw std::logic_error("accumulator: hidden state " + std::to_string(layer_index) + " was observed after it was taken");
+      if (!l->allocated) allocate(*l);
       if (l->parked) place(*l, device_);
       return l.get();
     }
@@ -191,7 +200,7 @@ void Accumulator::place(Layer& l, const at::Device& where) {
 void Accumulator::parkThrough(int64_t layer) {
   if (device_.is_cpu()) return;
   for (auto& l : layers_)
-    if (l->index <= layer && !l->parked) place(*l, at::kCPU);
+    if (l->index <= layer && l->allocated && !l->parked) place(*l, at::kCPU);
 }
 
 int64_t Accumulator::deviceBytes() const {
@@ -213,6 +222,7 @@ void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::
   for (std::size_t i = 0; i < saved.size(); ++i) {
     const auto& s = saved[i];
     auto& l = *layers_[i];
+    if (!l.allocated) allocate(l);
     const bool heads = l.attention_input_sum.defined();
     if (s.layer != l.index || s.positions() != l.position_sum.size(0) || s.dim() != l.position_sum.size(1) ||
         s.hasSecondMoment() != (l.second_moment != nullptr) || heads != (s.attention_input_sum.size() > 0) ||
@@ -246,8 +256,15 @@ void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::
   }
 }
 
-LayerStatistics Accumulator::statisticsOf(const Layer& layer) {
+LayerStatistics Accumulator::statisticsOf(const Layer& layer) const {
   const auto* l = &layer;
+  // A layer no batch has reached yet (allocated on first use): its statistics are zeros.
+  Layer zeros;
+  if (!layer.allocated) {
+    zeros.index = layer.index;
+    allocate(zeros);
+    l = &zeros;
+  }
   LayerStatistics s;
   s.layer = l->index;
   s.sequences = l->sequences;
@@ -271,14 +288,28 @@ LayerStatistics Accumulator::statisticsOf(const Layer& layer) {
 
 std::vector<LayerStatistics> Accumulator::statistics() const {
   std::vector<LayerStatistics> out;
-  for (const auto& l : layers_) out.push_back(statisticsOf(*l));
+  for (const auto& l : layers_)
+    if (!l->taken) out.push_back(statisticsOf(*l));
   return out;
+}
+
+std::optional<LayerStatistics> Accumulator::takeLayer(int64_t layer_index) {
+  for (auto& l : layers_) {
+    if (l->index != layer_index || l->taken) continue;
+    auto s = statisticsOf(*l);
+    const int64_t index = l->index;
+    l = std::make_unique<Layer>();  // its tensors released
+    l->index = index;
+    l->taken = true;
+    return s;
+  }
+  return std::nullopt;
 }
 
 std::vector<LayerStatistics> Accumulator::takeStatistics() {
   std::vector<LayerStatistics> out;
   for (auto& l : layers_) {
-    out.push_back(statisticsOf(*l));
+    if (!l->taken) out.push_back(statisticsOf(*l));
     l.reset();  // its memory is free for the next layer's copy
   }
   layers_.clear();

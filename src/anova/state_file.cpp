@@ -1,8 +1,11 @@
 #include "posgeom/anova/state_file.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/mapped_file.h"
 #include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
 
@@ -43,67 +46,150 @@ Eigen::MatrixXd readMatrix(const io::SafetensorsFile& f, const std::string& name
   return m;
 }
 
-}  // namespace
+nlohmann::json parseMeta(const io::SafetensorsFile& f) {
+  const auto it = f.metadata().find("posgeom");
+  const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
+  if (!meta.is_object() || meta.value("format", "") != kFormat) throw InputError(f.path().string(), "not a posgeom state file");
+  return meta;
+}
 
-void saveState(const AnalysisState& state, const std::filesystem::path& path) {
-  io::SafetensorsWriter w;
-  nlohmann::json layers = nlohmann::json::array();
-  for (const auto& s : state.layers) {
-    const std::string p = "layer." + std::to_string(s.layer) + ".";
-    addMatrix(w, p + "position_sum", s.position_sum);
-    if (s.hasSecondMoment()) addMatrix(w, p + "second_moment", s.second_moment);
-    addMatrix(w, p + "context_second_moment", s.context_second_moment);
-    addMatrix(w, p + "context_means", s.context_means);
-    addMatrix(w, p + "reservoir", s.reservoir);
-    nlohmann::json layer = {{"layer", s.layer},
-                            {"sequences", s.sequences},
-                            {"norm_sum", s.norm_sum},
-                            {"previous_cosine_sum", s.previous_cosine_sum},
-                            {"context_windows", s.context_windows},
-                            {"context_labels", s.context_labels},
-                            {"reservoir_windows", s.reservoir_windows}};
-    if (s.attention_input_sum.size()) {
-      addMatrix(w, p + "attention_input_sum", s.attention_input_sum);
-      addFloatMatrix(w, p + "attention_samples", s.attention_samples);
-      layer["attention_sample_windows"] = s.attention_sample_windows;
-    }
-    layers.push_back(std::move(layer));
+// One layer's tensors (deferred: `s` must outlive the write) and its record.
+nlohmann::json addLayer(io::SafetensorsWriter& w, const LayerStatistics& s) {
+  const std::string p = "layer." + std::to_string(s.layer) + ".";
+  addMatrix(w, p + "position_sum", s.position_sum);
+  if (s.hasSecondMoment()) addMatrix(w, p + "second_moment", s.second_moment);
+  addMatrix(w, p + "context_second_moment", s.context_second_moment);
+  addMatrix(w, p + "context_means", s.context_means);
+  addMatrix(w, p + "reservoir", s.reservoir);
+  nlohmann::json layer = {{"layer", s.layer},
+                          {"sequences", s.sequences},
+                          {"norm_sum", s.norm_sum},
+                          {"previous_cosine_sum", s.previous_cosine_sum},
+                          {"context_windows", s.context_windows},
+                          {"context_labels", s.context_labels},
+                          {"reservoir_windows", s.reservoir_windows}};
+  if (s.attention_input_sum.size()) {
+    addMatrix(w, p + "attention_input_sum", s.attention_input_sum);
+    addFloatMatrix(w, p + "attention_samples", s.attention_samples);
+    layer["attention_sample_windows"] = s.attention_sample_windows;
   }
-  const nlohmann::json meta = {{"format", kFormat}, {"settings", state.settings}, {"windows", state.windows}, {"layers", layers}};
+  return layer;
+}
+
+// A layer saved on its own: its bytes copied as they are, its pages let go once copied.
+nlohmann::json addLayerFile(io::SafetensorsWriter& w, const io::SafetensorsFile& f) {
+  const auto meta = parseMeta(f);
+  if (meta.at("layers").size() != 1) throw InputError(f.path().string(), "holds more than one layer");
+  for (const auto& [name, view] : f.tensors())
+    w.addDeferred(name, view.dtype, view.shape, [&view](std::byte* out) {
+      if (view.nbytes) std::memcpy(out, view.data, view.nbytes);
+      io::dropMappedPages(view.data, view.nbytes);
+    });
+  return meta.at("layers").front();
+}
+
+void writeState(io::SafetensorsWriter& w, const AnalysisState& state, nlohmann::json layers, const std::filesystem::path& path) {
+  const nlohmann::json meta = {{"format", kFormat}, {"settings", state.settings}, {"windows", state.windows}, {"layers", std::move(layers)}};
   w.setMetadata("posgeom", meta.dump());
   w.write(path);
 }
 
-AnalysisState loadState(const std::filesystem::path& path) {
-  const auto f = io::SafetensorsFile::open(path);
-  const auto it = f.metadata().find("posgeom");
-  const auto meta = it == f.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
-  if (!meta.is_object() || meta.value("format", "") != kFormat) throw InputError(path.string(), "not a posgeom state file");
-  AnalysisState state;
-  state.settings = meta.at("settings");
-  state.windows = meta.at("windows").get<int64_t>();
-  for (const auto& l : meta.at("layers")) {
-    LayerStatistics s;
-    s.layer = l.at("layer").get<int64_t>();
-    const std::string p = "layer." + std::to_string(s.layer) + ".";
-    s.sequences = l.at("sequences").get<int64_t>();
-    s.norm_sum = l.at("norm_sum").get<double>();
-    s.previous_cosine_sum = l.at("previous_cosine_sum").get<double>();
-    s.context_windows = l.at("context_windows").get<std::vector<int64_t>>();
-    s.context_labels = l.at("context_labels").get<std::vector<std::string>>();
-    s.reservoir_windows = l.at("reservoir_windows").get<std::vector<int64_t>>();
-    s.position_sum = readMatrix(f, p + "position_sum");
-    if (f.find(p + "second_moment")) s.second_moment = readMatrix(f, p + "second_moment");
-    s.context_second_moment = readMatrix(f, p + "context_second_moment");
-    s.context_means = readMatrix(f, p + "context_means");
-    s.reservoir = readMatrix(f, p + "reservoir");
-    if (f.find(p + "attention_input_sum")) {
-      s.attention_input_sum = readMatrix(f, p + "attention_input_sum");
-      s.attention_samples = readMatrix(f, p + "attention_samples");
-      s.attention_sample_windows = l.at("attention_sample_windows").get<std::vector<int64_t>>();
-    }
-    state.layers.push_back(std::move(s));
+LayerStatistics readLayer(const io::SafetensorsFile& f, const nlohmann::json& l) {
+  LayerStatistics s;
+  s.layer = l.at("layer").get<int64_t>();
+  const std::string p = "layer." + std::to_string(s.layer) + ".";
+  s.sequences = l.at("sequences").get<int64_t>();
+  s.norm_sum = l.at("norm_sum").get<double>();
+  s.previous_cosine_sum = l.at("previous_cosine_sum").get<double>();
+  s.context_windows = l.at("context_windows").get<std::vector<int64_t>>();
+  s.context_labels = l.at("context_labels").get<std::vector<std::string>>();
+  s.reservoir_windows = l.at("reservoir_windows").get<std::vector<int64_t>>();
+  s.position_sum = readMatrix(f, p + "position_sum");
+  if (f.find(p + "second_moment")) s.second_moment = readMatrix(f, p + "second_moment");
+  s.context_second_moment = readMatrix(f, p + "context_second_moment");
+  s.context_means = readMatrix(f, p + "context_means");
+  s.reservoir = readMatrix(f, p + "reservoir");
+  if (f.find(p + "attention_input_sum")) {
+    s.attention_input_sum = readMatrix(f, p + "attention_input_sum");
+    s.attention_samples = readMatrix(f, p + "attention_samples");
+    s.attention_sample_windows = l.at("attention_sample_windows").get<std::vector<int64_t>>();
   }
+  return s;
+}
+
+}  // namespace
+
+LayerShape shapeOf(const LayerStatistics& layer) {
+  return {layer.layer, layer.positions(), layer.dim(), layer.hasSecondMoment(), layer.attention_input_sum.size() > 0};
+}
+
+void saveState(const AnalysisState& state, const std::filesystem::path& path) {
+  io::SafetensorsWriter w;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& s : state.layers) layers.push_back(addLayer(w, s));
+  writeState(w, state, std::move(layers), path);
+}
+
+void saveState(const AnalysisState& state, const std::vector<std::filesystem::path>& layer_files,
+               const std::filesystem::path& path) {
+  io::SafetensorsWriter w;
+  std::vector<io::SafetensorsFile> files;
+  files.reserve(layer_files.size());  // the writer's fills point into them
+  std::vector<std::pair<int64_t, nlohmann::json>> records;
+  for (const auto& s : state.layers) records.emplace_back(s.layer, addLayer(w, s));
+  for (const auto& file : layer_files) {
+    files.push_back(io::SafetensorsFile::open(file));
+    auto record = addLayerFile(w, files.back());
+    records.emplace_back(record.at("layer").get<int64_t>(), std::move(record));
+  }
+  std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  nlohmann::json layers = nlohmann::json::array();
+  for (auto& [index, record] : records) layers.push_back(std::move(record));
+  writeState(w, state, std::move(layers), path);
+}
+
+struct StateReader::Impl {
+  io::SafetensorsFile file;
+  nlohmann::json meta;
+};
+
+StateReader::StateReader(const std::filesystem::path& path) : impl_(std::make_unique<Impl>()) {
+  impl_->file = io::SafetensorsFile::open(path);
+  impl_->meta = parseMeta(impl_->file);
+  impl_->meta.at("settings");
+  impl_->meta.at("windows").get<int64_t>();
+}
+
+StateReader::~StateReader() = default;
+const nlohmann::json& StateReader::settings() const { return impl_->meta.at("settings"); }
+int64_t StateReader::windows() const { return impl_->meta.at("windows").get<int64_t>(); }
+std::size_t StateReader::layerCount() const { return impl_->meta.at("layers").size(); }
+LayerShape StateReader::layerShape(std::size_t i) const {
+  LayerShape shape;
+  shape.layer = impl_->meta.at("layers").at(i).at("layer").get<int64_t>();
+  const std::string p = "layer." + std::to_string(shape.layer) + ".";
+  const auto& sums = impl_->file.get(p + "position_sum");
+  if (sums.shape.size() != 2) throw InputError(impl_->file.path().string(), "tensor '" + p + "position_sum' is not a matrix");
+  shape.positions = sums.shape[0];
+  shape.dim = sums.shape[1];
+  shape.second_moment = impl_->file.find(p + "second_moment") != nullptr;
+  shape.attention_inputs = impl_->file.find(p + "attention_input_sum") != nullptr;
+  return shape;
+}
+
+LayerStatistics StateReader::layer(std::size_t i) const {
+  auto s = readLayer(impl_->file, impl_->meta.at("layers").at(i));
+  for (const auto& [name, view] : impl_->file.tensors())
+    if (name.rfind("layer." + std::to_string(s.layer) + ".", 0) == 0) io::dropMappedPages(view.data, view.nbytes);
+  return s;
+}
+
+AnalysisState loadState(const std::filesystem::path& path) {
+  const StateReader reader(path);
+  AnalysisState state;
+  state.settings = reader.settings();
+  state.windows = reader.windows();
+  for (std::size_t i = 0; i < reader.layerCount(); ++i) state.layers.push_back(reader.layer(i));
   return state;
 }
 

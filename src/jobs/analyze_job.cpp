@@ -91,7 +91,7 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   }
   auto report = analysis.report;
   report.end_device = o.device;  // the end stage where the statistics were gathered
-  writeReport(analysis.state, report, output.work(), analysis.head_reports, neuronExtras(analysis));
+  writeReport(analysis.state.settings, analysis.layers(), report, output.work(), analysis.head_reports, neuronExtras(analysis));
   output.commit();
   spdlog::info("report in {}", o.out.string());
 }

@@ -7,12 +7,13 @@
 
 namespace posgeom::jobs {
 
-void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& options, const std::filesystem::path& out,
-                 const std::vector<heads::HeadReport>& head_reports, const ReportExtras& extras) {
+void writeReport(const nlohmann::json& state_settings, const anova::StateLayers& state_layers, const pass::ReportOptions& options,
+                 const std::filesystem::path& out, const std::vector<heads::HeadReport>& head_reports,
+                 const ReportExtras& extras) {
   const auto t0 = SteadyClock::now();
-  const auto computed = pass::runMetricsStage(state, options);
+  const auto computed = pass::runMetricsStage(state_layers, options);
   const auto& layers = computed.layers;
-  auto settings = state.settings;
+  auto settings = state_settings;
   settings["version"] = POSGEOM_VERSION;
   settings["report"] = {{"screenot_k", options.screenot_k},
                         {"screenot_strategy", metrics::screeNotStrategyName(options.screenot_strategy)},

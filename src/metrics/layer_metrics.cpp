@@ -72,21 +72,21 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   return m;
 }
 
-std::vector<LayerMetrics> computeAllLayerMetrics(const std::vector<anova::LayerStatistics>& layers,
+std::vector<LayerMetrics> computeAllLayerMetrics(const anova::StateLayers& layers,
                                                  const LayerMetricsOptions& options, unsigned workers,
                                                  const std::function<void(int64_t)>& done) {
   std::vector<LayerMetrics> out(layers.size());
   std::mutex mutex;
   auto finished = [&](std::size_t i) {
     const std::lock_guard<std::mutex> lock(mutex);
-    if (done) done(layers[i].layer);
+    if (done) done(layers.index(i));
   };
   workers = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, workers), layers.size()));
   // The cores shared out among the layers in hand.
   std::optional<lapack::LimitedThreads> shared;
   if (workers > 1) shared.emplace(static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / workers)));
   parallelFor(layers.size(), workers, [&](std::size_t i) {
-    out[i] = computeLayerMetrics(layers[i], options);
+    out[i] = computeLayerMetrics(*layers.at(i), options);
     finished(i);
   });
   return out;

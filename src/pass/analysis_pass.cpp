@@ -1,6 +1,8 @@
 #include "posgeom/pass/analysis_pass.h"
 
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <optional>
 
 #include "pass_model.h"
@@ -75,6 +77,8 @@ struct AnalysisPass::Impl {
   TokenHash hash;
   corpus::WindowStats read_stats;
   corpus::TokenStreamStats stream_stats;
+  std::filesystem::path layer_dir;  // set: the last wave hands its final layers to files there
+  std::vector<std::filesystem::path> layer_files;
 
   Impl(const PassPlan& p, std::shared_ptr<const PassModel> m)
       : plan(p),
@@ -91,6 +95,19 @@ struct AnalysisPass::Impl {
                 .to(at::kLong);
     return r;
   }
+
+  // Hidden states 0..`through` are final: each to its file, its memory released.
+  void handLayersThrough(int64_t through) {
+    for (const int64_t layer : plan.pass.accumulator.layers) {
+      if (layer > through) break;
+      auto taken = accumulator.takeLayer(layer);
+      if (!taken) continue;
+      anova::AnalysisState one;
+      one.layers.push_back(std::move(*taken));
+      layer_files.push_back(layer_dir / ("layer." + std::to_string(layer) + ".part.safetensors"));
+      anova::saveState(one, layer_files.back());
+    }
+  }
 };
 
 AnalysisPass::AnalysisPass(const PassPlan& plan, std::shared_ptr<const PassModel> model)
@@ -99,7 +116,13 @@ AnalysisPass::AnalysisPass(const PassPlan& plan, std::shared_ptr<const PassModel
     throw InputError(plan.model_dir.string(), "the loaded model is not the one the pass was planned for");
 }
 
-AnalysisPass::~AnalysisPass() = default;
+AnalysisPass::~AnalysisPass() {
+  std::error_code ignored;  // what is left of them: the state file holds them now, or the run failed
+  for (const auto& file : impl_->layer_files) std::filesystem::remove(file, ignored);
+}
+
+void AnalysisPass::handLayersTo(const std::filesystem::path& dir) { impl_->layer_dir = dir; }
+const std::vector<std::filesystem::path>& AnalysisPass::layerFiles() const { return impl_->layer_files; }
 
 const PassPlan& AnalysisPass::plan() const { return impl_->plan; }
 const PassModel& AnalysisPass::model() const { return *impl_->model; }
@@ -116,7 +139,7 @@ BatchSeconds AnalysisPass::run(const WindowBatch& batch) {
   return {secondsSince(start), timed ? timed->seconds : 0.0};
 }
 
-BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave) {
+BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave, bool last) {
   const auto start = Clock::now();
   auto& acc = impl_->accumulator;
   std::optional<TimedObserver> timed;
@@ -142,8 +165,10 @@ BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave) {
   for (const auto& batch : wave) windows += batch.size();
   const int64_t blocks = impl_->model->model().config().num_layers;
   auto last_said = Clock::now();
+  const bool hand_over = last && !impl_->layer_dir.empty();
   auto after_block = [&](int64_t block) {
     acc.parkThrough(block + 1);  // their sums are done for this wave: on a GPU, to the host
+    if (hand_over) impl_->handLayersThrough(block + 1);
     if (secondsSince(last_said) < 10) return;
     last_said = Clock::now();
     log::info("layer-major: block " + std::to_string(block + 1) + " of " + std::to_string(blocks) + " done for a wave of " +
@@ -155,6 +180,7 @@ BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave) {
     enter(k);
     acc.checkFinite(nonFiniteCause(impl_->plan.pass.dtype));
   }
+  if (hand_over) impl_->handLayersThrough(INT64_MAX);  // those after the last block run (--layer's last)
   return {secondsSince(start), timed ? timed->seconds : 0.0};
 }
 
@@ -185,8 +211,11 @@ void AnalysisPass::runAll(WindowBatches& batches, PassHooks& hooks) {
       step_windows += batch.size();
       wave.push_back(std::move(batch));
     }
+    // A full wave is the last when nothing follows it: then each layer is final once its
+    // block has run.
+    if (wave_windows > 0 && !ended && !wave.empty()) ended = batches.finished();
     if (!wave.empty()) {
-      if (wave_windows > 0) runWave(wave);
+      if (wave_windows > 0) runWave(wave, ended);
       else run(wave.front());
       impl_->windows += step_windows;
       hooks.afterBatch(impl_->windows);

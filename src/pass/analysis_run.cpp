@@ -83,15 +83,16 @@ void runEndStages(AnalysisRun& run, const AnalysisPass& pass, const AnalyzeOptio
   const auto& plan = pass.plan();
   if (!plan.heads) return;
   auto start = SteadyClock::now();
-  run.head_reports = analyzeHeads(pass.model(), run.state, *plan.heads, plan.causal);
+  const auto layers = run.layers();
+  run.head_reports = analyzeHeads(pass.model(), layers, *plan.heads, plan.causal);
   run.state.settings["timings"]["heads_s"] = secondsSince(start);
   if (!o.neurons) return;
   start = SteadyClock::now();
   std::vector<heads::HeadReport> first_block;
   for (const auto& h : run.head_reports)
     if (h.block == 0) first_block.push_back(h);
-  const auto ids = sampledWindowIds(corpus, tokenizer, plan.config.vocab_size, all_windows, run.state);
-  run.neurons = analyzeNeurons(pass.model(), run.state, first_block, ids, {10, 0.8, plan.heads->kernel_skip});
+  const auto ids = sampledWindowIds(corpus, tokenizer, plan.config.vocab_size, all_windows, layers);
+  run.neurons = analyzeNeurons(pass.model(), layers, first_block, ids, {10, 0.8, plan.heads->kernel_skip});
   run.token_names = tokenize::readTokenNames(o.tokenizer.empty() ? plan.model_dir : o.tokenizer);
   if (!o.head_options.keep_kernels)  // kept for the neurons only
     for (auto& h : run.head_reports) h.kernel.resize(0, 0), h.mean_query_kernel.resize(0, 0);
@@ -129,6 +130,9 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   const int64_t resumed_all_windows = ranks && control.resumes() ? shareResumedState(resumed, *ranks, plan.shard) : 0;
 
   AnalysisPass pass(plan, loadPassModel(plan));
+  // One process that writes its state: a last wave's layers go to files beside it as each
+  // is final (a distributed run's are reduced across the ranks at the end instead).
+  if (plan.wave_windows > 0 && !ranks && control.writes()) pass.handLayersTo(control.state_file.parent_path());
   if (o.neurons && !hasNeuronCircuit(pass.model()))
     throw InputError(option::kNeurons, "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, olmo without clip_qkv)");
   const double load_s = secondsSince(t0);
@@ -160,7 +164,8 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   hooks.snapshot(true, forward_s);
   if (ranks && !ranks->root()) return {};  // rank 0 has the statistics of all, and writes
 
-  AnalysisRun run{std::move(state), {}, std::nullopt, {}, plan.report};
+  AnalysisRun run{std::move(state), nullptr, {}, std::nullopt, {}, plan.report};
+  if (!pass.layerFiles().empty()) run.saved = std::make_shared<const anova::StateReader>(control.state_file);
   runEndStages(run, pass, o, corpus_options, tokenizer.get(), all_windows);
   return run;
 }

@@ -40,17 +40,19 @@ heads::HeadOptions headOptionsFromSettings(const nlohmann::json& settings, const
   return o;
 }
 
-std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const anova::AnalysisState& state,
+std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const anova::StateLayers& layers,
                                             const heads::HeadOptions& options, bool causal) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto& model = pass_model.model();
   const auto& config = model.config();
   int64_t blocks = 0, done = 0;
-  for (const auto& layer : state.layers) blocks += layer.attention_input_sum.size() > 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) blocks += layers.shape(i).attention_inputs;
   ProgressLine progress("heads", blocks, "blocks");
   std::vector<heads::HeadReport> out;
-  for (const auto& layer : state.layers) {
-    if (layer.attention_input_sum.size() == 0) continue;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (!layers.shape(i).attention_inputs) continue;
+    const auto held = layers.at(i);
+    const auto& layer = *held;
     // The state keeps block b's attention inputs beside the hidden state it writes, b + 1.
     const int64_t block_index = layer.layer - 1;
     progress.update(done++, 0, "block " + std::to_string(block_index));

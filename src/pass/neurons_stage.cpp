@@ -27,14 +27,14 @@ class MlpInputCapture final : public model::LayerObserver {
 
 bool hasNeuronCircuit(const PassModel& model) { return model.model().neuronCircuit(2).has_value(); }
 
-heads::NeuronAnalysis analyzeNeurons(const PassModel& pass_model, const anova::AnalysisState& state,
+heads::NeuronAnalysis analyzeNeurons(const PassModel& pass_model, const anova::StateLayers& layers,
                                      const std::vector<heads::HeadReport>& heads,
                                      const std::vector<std::vector<int32_t>>& windows, const heads::NeuronOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto& model = pass_model.model();
-  const anova::LayerStatistics* block0 = nullptr;
-  for (const auto& l : state.layers)
-    if (l.layer == 1 && l.attention_input_sum.size() > 0) block0 = &l;
+  const auto found = layers.find(1);
+  const auto held = found && layers.shape(*found).attention_inputs ? layers.at(*found) : nullptr;
+  const anova::LayerStatistics* block0 = held.get();
   if (!block0 || windows.empty()) throw InputError(option::kNeurons, "needs block 0's heads (--heads with hidden.1 among --layer)");
   const Eigen::MatrixXd means = block0->attention_input_sum / static_cast<double>(block0->sequences);
   const int64_t t = means.rows();

@@ -168,9 +168,9 @@ ReportOptions fitReportOptions(const ReportOptions& r, int64_t positions, int64_
   return fitted;
 }
 
-ReportOptions fitReportOptions(const ReportOptions& r, const std::vector<anova::LayerStatistics>& layers) {
+ReportOptions fitReportOptions(const ReportOptions& r, const anova::StateLayers& layers) {
   if (layers.empty()) return r;
-  return fitReportOptions(r, layers.front().positions(), layers.front().dim());
+  return fitReportOptions(r, layers.shape(0).positions, layers.shape(0).dim);
 }
 
 std::string singleWindowWarning() {
@@ -267,6 +267,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   bool layer_major = false;
   pass.batch_size = chooseBatch(o, plan, layer_major);
   if (layer_major) plan.wave_windows = chooseWave(o, plan);
+  pass.accumulator.allocate_on_first_use = layer_major;
   return plan;
 }
 

@@ -89,7 +89,10 @@ void RunHooks::snapshot(bool complete, double final_forward_s) {
   }
   state_.settings["data"] = data;
   state_.windows = data["windows"].get<int64_t>();
-  anova::saveState(state_, control_.state_file);
+  if (pass_.layerFiles().empty())
+    anova::saveState(state_, control_.state_file);
+  else
+    anova::saveState(state_, pass_.layerFiles(), control_.state_file);  // a layer at a time
 }
 
 }  // namespace posgeom::pass

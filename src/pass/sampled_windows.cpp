@@ -9,10 +9,9 @@ namespace posgeom::pass {
 
 std::vector<std::vector<int32_t>> sampledWindowIds(const corpus::CorpusOptions& options, const tokenize::Tokenizer* tokenizer,
                                                    int64_t vocab_size, const corpus::WindowOptions& windows,
-                                                   const anova::AnalysisState& state) {
+                                                   const anova::StateLayers& layers) {
   std::vector<int64_t> wanted;
-  for (const auto& l : state.layers)
-    if (l.layer == 1) wanted = l.attention_sample_windows;
+  if (const auto found = layers.find(1)) wanted = layers.at(*found)->attention_sample_windows;
   std::map<int64_t, std::vector<int32_t>> found;
   const int64_t last = wanted.empty() ? -1 : *std::max_element(wanted.begin(), wanted.end());
   auto stream = corpus::openCorpus(options, tokenizer, vocab_size);

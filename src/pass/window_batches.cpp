@@ -25,9 +25,16 @@ WindowBatch WindowBatches::read() {
   return batch;
 }
 
+bool WindowBatches::finished() {
+  if (ended_) return true;
+  if (!peeked_) peeked_ = ahead_.get();
+  return peeked_->size() == 0;
+}
+
 WindowBatch WindowBatches::next() {
   if (ended_) return {};
-  auto batch = ahead_.get();
+  auto batch = peeked_ ? std::move(*peeked_) : ahead_.get();
+  peeked_.reset();
   if (batch.size() < batch_size_)
     ended_ = true;
   else

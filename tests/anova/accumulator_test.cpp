@@ -260,6 +260,50 @@ TEST(Accumulator, TakingTheStatisticsGivesWhatCopyingThemGives) {
   EXPECT_TRUE(acc.statistics().empty());
 }
 
+// Layer-major, one wave: a layer's sums are allocated when a batch first reaches it and
+// released when taken, so the accumulator holds only the layers between; each taken layer,
+// and those left, are what an accumulator that held them all from the start gives.
+TEST(Accumulator, LayersAllocatedOnFirstUseAndTakenOnceFinalHoldOnlyThoseBetween) {
+  anova::AccumulatorOptions o;
+  o.layers = {0, 1, 2};
+  o.attention_inputs = true;
+  const auto h = at::randn({3, 6, 4});
+  auto feed = [&](anova::Accumulator& acc, int64_t layer) {
+    if (layer > 0) acc.onAttentionInput(layer - 1, h * (layer + 3));
+    acc.onHidden(layer, h * (layer + 1) + layer);
+  };
+  anova::Accumulator eager(o, 6, 4, at::kCPU);
+  eager.beginBatch({0, 1, 2}, {"a", "b", "c"});
+  for (int64_t layer = 0; layer < 3; ++layer) feed(eager, layer);
+  const auto all = eager.statistics();
+  const int64_t all_bytes = eager.bytes();
+
+  o.allocate_on_first_use = true;
+  anova::Accumulator lazy(o, 6, 4, at::kCPU);
+  EXPECT_EQ(lazy.bytes(), 0);
+  const auto untouched = lazy.statistics();  // zeros where no batch came yet
+  ASSERT_EQ(untouched.size(), 3u);
+  EXPECT_EQ(untouched[2].position_sum, Eigen::MatrixXd::Zero(5, 4));
+  lazy.beginBatch({0, 1, 2}, {"a", "b", "c"});
+  feed(lazy, 0);
+  const int64_t one_layer = lazy.bytes();  // layer 0: no attention inputs
+  EXPECT_GT(one_layer, 0);
+  EXPECT_LT(one_layer, all_bytes / 2);
+  feed(lazy, 1);
+  const auto first = lazy.takeLayer(0);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_FALSE(lazy.takeLayer(0).has_value());  // once
+  EXPECT_FALSE(lazy.takeLayer(7).has_value());  // not accumulated
+  feed(lazy, 2);
+  const auto second = lazy.takeLayer(1);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_LT(lazy.bytes(), all_bytes / 2);  // layer 2's alone
+  const auto rest = lazy.statistics();     // the layers not taken
+  ASSERT_EQ(rest.size(), 1u);
+  expectSameStatistics(all, {*first, *second, rest[0]});
+  EXPECT_THROW(feed(lazy, 0), std::logic_error);  // a taken layer reached again
+}
+
 // Across several of GramSum's row blocks, with a mean far from zero (where cancellation
 // would show): float32 block products, float64 sums of them, on every device.
 TEST_P(AccumulatorOnDevice, SecondMomentOfFloat32ActivationsKeepsItsPrecision) {

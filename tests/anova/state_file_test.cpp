@@ -6,6 +6,7 @@
 
 namespace posgeom::testing {
 namespace {
+namespace fs = std::filesystem;
 
 TEST(StateFile, RoundTripsEveryField) {
   ScratchDir s;
@@ -31,6 +32,76 @@ TEST(StateFile, RoundTripsEveryField) {
   EXPECT_EQ(l.reservoir, stats.reservoir);
   EXPECT_EQ(l.norm_sum, stats.norm_sum);
   EXPECT_EQ(l.previous_cosine_sum, 0.25);
+}
+
+// Three layers, the second with its block's attention inputs.
+anova::AnalysisState threeLayers() {
+  anova::AnalysisState state;
+  state.settings = {{"seq_len", 6}};
+  state.windows = 5;
+  for (int64_t layer : {0, 1, 2}) {
+    auto stats = directStatistics(randomSequences(5, 6, 3, 7 + static_cast<unsigned>(layer)), 1, layer);
+    stats.reservoir = Eigen::MatrixXd::Random(10, 3);
+    stats.reservoir_windows = {0, 1};
+    stats.previous_cosine_sum = 0.125 * static_cast<double>(layer);
+    if (layer == 1) {
+      stats.attention_input_sum = Eigen::MatrixXd::Random(6, 3);
+      stats.attention_samples = Eigen::MatrixXd::Random(12, 3).cast<float>().cast<double>();
+      stats.attention_sample_windows = {0, 1};
+    }
+    state.layers.push_back(std::move(stats));
+  }
+  return state;
+}
+
+// A one-wave layer-major run saves each layer on its own once final, and its state is
+// then put together from those files and whatever it still holds: the very file saving all
+// the layers at once writes, byte for byte.
+TEST(StateFile, LayersSavedOneAtATimeMakeTheFileOfAllAtOnce) {
+  ScratchDir s;
+  const auto state = threeLayers();
+  anova::saveState(state, s / "whole.safetensors");
+  std::vector<fs::path> parts;
+  for (const std::size_t i : {std::size_t{2}, std::size_t{0}}) {  // any order: the state lists layers by index
+    anova::AnalysisState one;
+    one.layers.push_back(state.layers[i]);
+    parts.push_back(s / ("layer." + std::to_string(i) + ".safetensors"));
+    anova::saveState(one, parts.back());
+  }
+  auto held = state;
+  held.layers = {state.layers[1]};
+  anova::saveState(held, parts, s / "assembled.safetensors");
+  EXPECT_EQ(readFile(s / "assembled.safetensors"), readFile(s / "whole.safetensors"));
+  anova::saveState(state, {}, s / "none.safetensors");
+  EXPECT_EQ(readFile(s / "none.safetensors"), readFile(s / "whole.safetensors"));
+  auto two = state;
+  two.layers = {state.layers[0], state.layers[1]};
+  anova::saveState(two, s / "two.safetensors");
+  EXPECT_THROW(anova::saveState(held, {s / "two.safetensors"}, s / "bad.safetensors"), InputError);  // not one layer
+}
+
+// The end stages read a state a layer at a time: each layer's shape without reading it,
+// and the layer itself as loadState gives it.
+TEST(StateFile, AReaderGivesEachLayerAndItsShape) {
+  ScratchDir s;
+  const auto state = threeLayers();
+  anova::saveState(state, s / "state.safetensors");
+  const anova::StateReader reader(s / "state.safetensors");
+  EXPECT_EQ(reader.settings(), state.settings);
+  EXPECT_EQ(reader.windows(), 5);
+  ASSERT_EQ(reader.layerCount(), 3u);
+  std::vector<anova::LayerStatistics> read;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto shape = reader.layerShape(i);
+    EXPECT_EQ(shape.layer, static_cast<int64_t>(i));
+    EXPECT_EQ(shape.positions, 5);
+    EXPECT_EQ(shape.dim, 3);
+    EXPECT_TRUE(shape.second_moment);
+    EXPECT_EQ(shape.attention_inputs, i == 1);
+    read.push_back(reader.layer(i));
+  }
+  expectSameStatistics(state.layers, read);
+  EXPECT_EQ(read[1].attention_samples, state.layers[1].attention_samples);
 }
 
 TEST(StateFile, OtherSafetensorsAreRejected) {

@@ -428,6 +428,18 @@ TEST(AnalyzeCommand, LayerMajorGivesTheResidentStateAndReport) {
     EXPECT_EQ(readFile(out / "resident/heads.csv"), readFile(out / "waves/heads.csv"));
     expectSameStateTensors(out / "resident/state.safetensors", out / "waves/state.safetensors");
   }
+  {  // one wave of all ten windows: each layer handed to a file once its block has run
+    const std::vector<std::string> run{"analyze", "--model", (fs::path(POSGEOM_SOURCE_DIR) / "models/default").string(),
+                                       "--corpus", "random", "--num-seqs", "10", "--seq-len", "16", "--batch-size", "2",
+                                       "--heads", "--screenot-k", "3", "--threads", "1", "-q", "--layer-major",
+                                       "--out", (s / "one-wave").string()};
+    const auto one_wave = runPosgeom(run);
+    ASSERT_EQ(one_wave.exit_code, 0) << one_wave.err;
+    expectSameReports(s / "default/resident", s / "one-wave");
+    expectSameStateTensors(s / "default/resident/state.safetensors", s / "one-wave/state.safetensors");
+    for (const auto& entry : fs::directory_iterator(s / "one-wave"))
+      EXPECT_EQ(entry.path().string().find(".part."), std::string::npos) << entry.path();
+  }
   const auto model = fs::path(POSGEOM_SOURCE_DIR) / "models/default";
   const std::vector<std::string> run{"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "10",
                                      "--seq-len", "16", "--batch-size", "2", "--heads", "--screenot-k", "3",
@@ -488,6 +500,34 @@ TEST(AnalyzeCommand, AModelLargerThanItsMemoryRunsLayerMajorWithinIt) {
   EXPECT_GT(resident.peak_rss_bytes, weights);  // every weight's pages held
   expectSameReports(s / "resident", s / "within");
   expectSameStateTensors(s / "resident/state.safetensors", s / "within/state.safetensors");
+}
+
+// Acceptance (issue 33): statistics that never pile up. A one-wave layer-major run hands
+// each layer to the state file once its block has run, and its end stages read them back
+// one at a time, so it holds one or two layers' statistics, not every layer's: its peak
+// resident memory is below that of the same run in two waves (whose first wave holds every
+// layer's sums) by most of the layers' statistics; and the two give the same numbers.
+TEST(AnalyzeCommand, OneWaveHoldsAFewLayersStatisticsNotEveryLayers) {
+  ScratchDir s;
+  const auto model = s / "wide";
+  constexpr int64_t kLayers = 16, kDim = 1024;
+  const auto made = runPosgeom({"random-model", "--arch", "llama", "--layers", std::to_string(kLayers), "--dim",
+                                std::to_string(kDim), "--heads", "16", "--mlp", "512", "--vocab", "1000", "--positions",
+                                "64", "--out", model.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::vector<std::string> run{"analyze", "--model", model.string(), "--corpus", "random", "--num-seqs", "4",
+                                     "--seq-len", "32", "--batch-size", "2", "--layer", "all", "--screenot-k", "3",
+                                     "--layer-major", "--threads", "1"};
+  const auto one_wave = runPosgeom(withArgs(run, {"--wave", "4", "--out", (s / "one").string()}));
+  ASSERT_EQ(one_wave.exit_code, 0) << one_wave.err;
+  const auto two_waves = runPosgeom(withArgs(run, {"--wave", "2", "--out", (s / "two").string()}));
+  ASSERT_EQ(two_waves.exit_code, 0) << two_waves.err;
+  expectSameReports(s / "two", s / "one");
+  expectSameStateTensors(s / "two/state.safetensors", s / "one/state.safetensors");
+  // Each layer's two d x d float64 sums (and more besides): most of the 17 hidden states'.
+  const int64_t two_sums = 2 * kDim * kDim * 8;
+  EXPECT_GT(two_waves.peak_rss_bytes - one_wave.peak_rss_bytes, (kLayers + 1 - 6) * two_sums)
+      << "one wave " << one_wave.peak_rss_bytes << ", two waves " << two_waves.peak_rss_bytes;
 }
 
 // --out always holds one complete report, the old one or the new one, however a run over

@@ -95,7 +95,7 @@ TEST(LayerMetrics, AllLayersAtOnceEqualOneAtATime) {
     EXPECT_LT((parallel[l].singular_cvec - one.singular_cvec).cwiseAbs().maxCoeff(), 1e-10 * one.singular_cvec[0]);
     EXPECT_LT((parallel[l].spiral - one.spiral).cwiseAbs().maxCoeff(), 1e-10 * one.spiral.cwiseAbs().maxCoeff());
   }
-  EXPECT_EQ(metrics::computeAllLayerMetrics({}, o, 4).size(), 0u);
+  EXPECT_EQ(metrics::computeAllLayerMetrics(std::vector<anova::LayerStatistics>{}, o, 4).size(), 0u);
 }
 
 TEST(LayerMetrics, EndStageMemoryGrowsWithTheSquareOfTheWidth) {

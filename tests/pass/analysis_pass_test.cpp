@@ -193,6 +193,44 @@ TEST(AnalysisPass, LayerMajorWavesGiveTheResidentStatistics) {
   expectSameStatistics(resident.statistics, layer_major.statistics);
 }
 
+// Layer-major: the last wave hands each layer, once its block has run, to a file of its
+// own and lets it go; the state put together from those files is the resident pass's, in
+// one wave or in the last of several, and the files go with the pass.
+TEST(AnalysisPass, TheLastWaveHandsEachFinalLayerToAFile) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = loopOptions();
+  o.heads = true;
+  const auto resident_plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+  const auto resident = runLoop(o, resident_plan, pass::loadPassModel(resident_plan));
+  o.layer_major = true;
+  for (const int64_t wave : {int64_t{10}, int64_t{4}}) {
+    SCOPED_TRACE(std::to_string(wave) + " windows a wave");
+    o.wave = wave;
+    const auto plan = pass::planPass(o, dir, model::loadModelConfig(dir));
+    ASSERT_TRUE(plan.pass.accumulator.allocate_on_first_use);
+    const auto parts = s / ("parts-" + std::to_string(wave));
+    fs::create_directories(parts);
+    std::vector<fs::path> files;
+    {
+      auto stream = corpus::openCorpus(o.corpus, nullptr, 100);
+      corpus::WindowSampler sampler(*stream, plan.windows);
+      pass::AnalysisPass analysis(plan, pass::loadPassModel(plan));
+      analysis.handLayersTo(parts);
+      RecordingHooks hooks;
+      pass::WindowBatches batches(sampler, *stream, plan.pass.batch_size);
+      analysis.runAll(batches, hooks);
+      EXPECT_TRUE(analysis.statistics().empty());  // every layer handed over
+      files = analysis.layerFiles();
+      ASSERT_EQ(files.size(), 3u);
+      anova::AnalysisState state;
+      anova::saveState(state, files, s / "state.safetensors");
+    }
+    for (const auto& file : files) EXPECT_FALSE(fs::exists(file)) << file;
+    expectSameStatistics(resident.statistics, anova::loadState(s / "state.safetensors").layers);
+  }
+}
+
 // Every weight read once: a resident model reads each stored tensor at load; a streamed one
 // the tensors outside its blocks at load and each block's once a wave (one wave: each
 // weight once in all).

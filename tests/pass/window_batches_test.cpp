@@ -38,6 +38,25 @@ TEST(WindowBatches, GiveTheSamplersWindowsInBatchesAndEndWithAShortOne) {
   EXPECT_EQ(batches.next().size(), 0);
 }
 
+// A full batch may be the last: finished() looks at the batch read ahead, which next()
+// then hands out unchanged.
+TEST(WindowBatches, FinishedSaysWhetherAWindowIsLeftAfterAFullBatch) {
+  auto stream = corpus::randomTokens(100, 7);
+  corpus::WindowSampler sampler(*stream, windows(8));
+  pass::WindowBatches batches(sampler, *stream, 4);
+  EXPECT_FALSE(batches.finished());  // before any batch: eight windows ahead
+  const auto first = batches.next();
+  EXPECT_EQ(first.indices, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_FALSE(batches.finished());
+  EXPECT_FALSE(batches.finished());  // asking twice reads nothing more
+  const auto second = batches.next();
+  EXPECT_EQ(second.indices, (std::vector<int64_t>{4, 5, 6, 7}));
+  EXPECT_FALSE(batches.exhausted());  // a full batch: exhausted() cannot tell
+  EXPECT_TRUE(batches.finished());
+  EXPECT_EQ(batches.next().size(), 0);
+  EXPECT_TRUE(batches.finished());
+}
+
 TEST(WindowBatches, ReadingErrorsSurfaceWhenTheirBatchIsAskedFor) {
   ScratchDir s;
   writeFile(s / "ids.bin", std::string(10, '\1'));  // five uint16 ids: not one window of 8

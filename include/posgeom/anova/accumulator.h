@@ -57,11 +57,16 @@ class Accumulator final : public model::LayerObserver {
   std::optional<int64_t> firstNonFinite() const;
   // The first window of this batch.
   int64_t batchStart() const { return batch_.windows.empty() ? int64_t{0} : batch_.windows.front(); }
-  // Copies the statistics to the host (at the end, and for each saved state).
+  // Copies the statistics to the host (at the end, and for each saved state): of every
+  // layer not taken (takeLayer).
   std::vector<LayerStatistics> statistics() const;
   // The same, at the end of a pass: each layer's memory is released once it is copied, so
   // the statistics are never held twice. The accumulator is empty afterwards.
   std::vector<LayerStatistics> takeStatistics();
+  // Layer-major, one wave: hidden state `layer`'s statistics are final (every batch has
+  // passed it), so they are handed over and their memory released. A later batch reaching
+  // that layer is a logic error. None where the layer is not accumulated.
+  std::optional<LayerStatistics> takeLayer(int64_t layer);
   // Continues from statistics() of an earlier run with the same options: the sums are
   // float64 both ways, so the next batches add to exactly the numbers they would have.
   // Throws InputError naming `where` when layers or shapes differ.
@@ -78,12 +83,15 @@ class Accumulator final : public model::LayerObserver {
 
  private:
   struct Layer;
-  static LayerStatistics statisticsOf(const Layer& layer);
+  LayerStatistics statisticsOf(const Layer& layer) const;
+  // The layer's tensors, zero, on the accumulator's device (at the start, or at first use).
+  void allocate(Layer& layer) const;
   // Where a layer's sums are: the accumulator's device, or the host while parked.
   static void place(Layer& layer, const at::Device& where);
   Layer* active(int64_t layer_index);  // the layer (on the device), or null where not accumulated
   AccumulatorOptions options_;
   int64_t positions_;
+  int64_t seq_len_, dim_;
   at::Device device_;
   std::vector<std::unique_ptr<Layer>> layers_;  // parallel to options_.layers
   BatchState batch_;

@@ -18,6 +18,10 @@ struct AccumulatorOptions {
   // are allocated for no more rows than that, not for their caps (4096 context means of a
   // d = 8192 model are 268 MB a layer). Not a setting: the statistics are the same.
   int64_t windows_expected = 0;
+  // Layer-major: a layer's sums are allocated when its block first runs, not all at the
+  // start, so that a one-wave pass which hands each layer on once its block is done
+  // (Accumulator::takeLayer) holds one or two layers' statistics, never every layer's.
+  bool allocate_on_first_use = false;
 };
 
 // The rows a sample capped at `cap` is allocated: no more than the windows that can come.

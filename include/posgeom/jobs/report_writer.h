@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/heads/head_analysis.h"
 #include "posgeom/pass/options.h"
 
@@ -20,7 +20,13 @@ struct ReportExtras {
   std::vector<std::pair<std::string, std::string>> files;
 };
 
-void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& report, const std::filesystem::path& out,
-                 const std::vector<heads::HeadReport>& head_reports = {}, const ReportExtras& extras = {});
+// `settings`: the state's; its layers are read as the metrics take them.
+void writeReport(const nlohmann::json& settings, const anova::StateLayers& layers, const pass::ReportOptions& report,
+                 const std::filesystem::path& out, const std::vector<heads::HeadReport>& head_reports = {},
+                 const ReportExtras& extras = {});
+inline void writeReport(const anova::AnalysisState& state, const pass::ReportOptions& report, const std::filesystem::path& out,
+                        const std::vector<heads::HeadReport>& head_reports = {}, const ReportExtras& extras = {}) {
+  writeReport(state.settings, state.layers, report, out, head_reports, extras);
+}
 
 }  // namespace posgeom::jobs

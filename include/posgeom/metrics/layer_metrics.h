@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "posgeom/anova/decomposition.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/metrics/geometry.h"
 #include "posgeom/metrics/moment_solver.h"
 #include "posgeom/metrics/screenot.h"
@@ -67,7 +68,8 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
 // Every layer's metrics, `workers` layers at a time with the cores shared among them for
 // their LAPACK calls; `done(layer)` is called, one call at a time, as each layer finishes.
 // workers <= 1: one layer after another, LAPACK threaded as configured.
-std::vector<LayerMetrics> computeAllLayerMetrics(const std::vector<anova::LayerStatistics>& layers,
+// The layers are read as each worker takes one (from a file, one at a time per worker).
+std::vector<LayerMetrics> computeAllLayerMetrics(const anova::StateLayers& layers,
                                                  const LayerMetricsOptions& options, unsigned workers,
                                                  const std::function<void(int64_t layer)>& done = {});
 // Bytes one layer's end stage holds at its peak (its moments, their decomposition and the

@@ -71,13 +71,21 @@ class AnalysisPass {
   BatchSeconds run(const WindowBatch& batch);
   // A wave of batches, layer-major (Model::forwardWave): each layer's statistics take the
   // batches in the order given, so they are the numbers run() of each in turn gives.
-  BatchSeconds runWave(const std::vector<WindowBatch>& wave);
+  // `last`: no batch comes after it, so a layer is final once its block has run (see
+  // handLayersTo).
+  BatchSeconds runWave(const std::vector<WindowBatch>& wave, bool last = false);
   // The same forward pass with nothing observing it: what the pass is compared with.
   BatchSeconds forwardOnly(const WindowBatch& batch) const;
 
   // Batches until the corpus ends or a hook stops the pass; the ids are hashed and counted.
   // Layer-major (plan().wave_windows > 0): waves of batches, the hooks asked after each.
   void runAll(WindowBatches& batches, PassHooks& hooks);
+  // Layer-major: the last wave (the whole corpus, when it fits one) hands each layer, once
+  // its block has run, to a file of its own in `dir` and releases it, so that the pass
+  // holds one or two layers' statistics, never every layer's. The files are the state's
+  // (layerFiles(), anova::saveState) until the pass ends, which removes them.
+  void handLayersTo(const std::filesystem::path& dir);
+  const std::vector<std::filesystem::path>& layerFiles() const;
   // A resumed run: reads the saved run's windows again without a forward pass, checks that
   // they are the same tokens (InputError naming `corpus` otherwise) and restores its sums.
   void resumeFrom(const anova::AnalysisState& saved, corpus::WindowSampler& sampler, const std::string& corpus,
@@ -90,6 +98,7 @@ class AnalysisPass {
   const corpus::WindowStats& windowsRead() const;
   const corpus::TokenStreamStats& streamRead() const;
 
+  // Of the layers not handed to files.
   std::vector<anova::LayerStatistics> statistics() const;
   // At the end: each layer released once copied, so the statistics are never held twice.
   std::vector<anova::LayerStatistics> takeStatistics();

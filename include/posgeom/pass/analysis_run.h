@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/heads/contextual_neurons.h"
 #include "posgeom/heads/head_analysis.h"
 #include "posgeom/pass/options.h"
@@ -17,11 +20,16 @@
 namespace posgeom::pass {
 
 struct AnalysisRun {
-  anova::AnalysisState state;
+  anova::AnalysisState state;  // its layers empty where `saved` holds them
+  // The state file, where the run never held every layer's statistics at once (layer-major,
+  // one wave): its layers are read from it one at a time.
+  std::shared_ptr<const anova::StateReader> saved;
   std::vector<heads::HeadReport> head_reports;        // with --heads
   std::optional<heads::NeuronAnalysis> neurons;        // with --neurons
   std::vector<std::string> token_names;                // the neurons' tokens, by id
   ReportOptions report;                                // fitted to the window and width
+
+  anova::StateLayers layers() const { return saved ? anova::StateLayers(saved) : anova::StateLayers(state.layers); }
 };
 
 // `ranks` null: one process. As a rank of several other than rank 0 (control writes

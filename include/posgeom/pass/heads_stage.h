@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/heads/head_analysis.h"
 
 namespace posgeom::pass {
@@ -17,7 +17,8 @@ heads::HeadOptions headOptionsFromSettings(const nlohmann::json& settings, const
 class PassModel;
 
 // Every head of every block whose state holds attention inputs; `causal` as the pass ran.
-std::vector<heads::HeadReport> analyzeHeads(const PassModel& model, const anova::AnalysisState& state,
+// The layers are read one at a time.
+std::vector<heads::HeadReport> analyzeHeads(const PassModel& model, const anova::StateLayers& layers,
                                             const heads::HeadOptions& options, bool causal);
 
 }  // namespace posgeom::pass

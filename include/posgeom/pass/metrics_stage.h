@@ -5,7 +5,7 @@
 // comparison of consecutive layers. Torch-free.
 #include <vector>
 
-#include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/metrics/layer_metrics.h"
 #include "posgeom/pass/options.h"
 
@@ -14,7 +14,7 @@ namespace posgeom::pass {
 // The metrics' options, their moment solver the one of `report.end_device`.
 metrics::LayerMetricsOptions metricOptions(const ReportOptions& report);
 // Layers whose end stage runs at once: the cores, fewer where memory holds fewer layers.
-unsigned metricsWorkers(const anova::AnalysisState& state, const metrics::MomentSolver& solver);
+unsigned metricsWorkers(const anova::StateLayers& layers, const metrics::MomentSolver& solver);
 
 struct RunMetrics {
   std::vector<metrics::LayerMetrics> layers;
@@ -23,6 +23,6 @@ struct RunMetrics {
 };
 
 // `progress`: a progress line of layers (analyze, merge, baseline; not bench's timing).
-RunMetrics runMetricsStage(const anova::AnalysisState& state, const ReportOptions& report, bool progress = true);
+RunMetrics runMetricsStage(const anova::StateLayers& layers, const ReportOptions& report, bool progress = true);
 
 }  // namespace posgeom::pass

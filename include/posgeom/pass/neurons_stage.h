@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/heads/contextual_neurons.h"
 
 namespace posgeom::pass {
@@ -17,7 +17,7 @@ bool hasNeuronCircuit(const PassModel& model);
 
 // `heads`: block 0's reports with their kernels; `windows` the sampled windows' ids, in the
 // order of the state's samples.
-heads::NeuronAnalysis analyzeNeurons(const PassModel& model, const anova::AnalysisState& state,
+heads::NeuronAnalysis analyzeNeurons(const PassModel& model, const anova::StateLayers& layers,
                                      const std::vector<heads::HeadReport>& heads,
                                      const std::vector<std::vector<int32_t>>& windows, const heads::NeuronOptions& options);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "posgeom/anova/accumulator_options.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/corpus/window_sampler.h"
 #include "posgeom/heads/head_analysis.h"
 #include "posgeom/model/model_config.h"
@@ -60,7 +61,7 @@ PassPlan planPass(const AnalyzeOptions& options, const std::filesystem::path& mo
 // does not fit is an InputError naming it. Before the pass, and again for the report.
 ReportOptions fitReportOptions(const ReportOptions& report, int64_t positions, int64_t dim);
 // The same for the positions and width of a state's layers (unchanged without layers).
-ReportOptions fitReportOptions(const ReportOptions& report, const std::vector<anova::LayerStatistics>& layers);
+ReportOptions fitReportOptions(const ReportOptions& report, const anova::StateLayers& layers);
 
 // Why a report of one window says little: said (as a warning) by whoever knows the count.
 std::string singleWindowWarning();

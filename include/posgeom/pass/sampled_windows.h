@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "posgeom/anova/state_file.h"
+#include "posgeom/anova/state_layers.h"
 #include "posgeom/corpus/corpus_source.h"
 #include "posgeom/corpus/window_sampler.h"
 #include "posgeom/tokenize/tokenizer.h"
@@ -15,6 +15,6 @@ namespace posgeom::pass {
 // naming the corpus when one cannot be read again (the corpus changed since the pass).
 std::vector<std::vector<int32_t>> sampledWindowIds(const corpus::CorpusOptions& options, const tokenize::Tokenizer* tokenizer,
                                                    int64_t vocab_size, const corpus::WindowOptions& windows,
-                                                   const anova::AnalysisState& state);
+                                                   const anova::StateLayers& layers);
 
 }  // namespace posgeom::pass

@@ -3,6 +3,7 @@
 // reading and tokenization overlap the forward pass. Torch-free.
 #include <cstdint>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ class WindowBatches {
   WindowBatch next();
   // Whether the batch last handed out was the corpus' last (short or empty).
   bool exhausted() const { return ended_; }
+  // Whether no window is left after the batch last handed out: waits for the batch being
+  // read ahead (kept for next(), whose reading errors then surface here). What tells a
+  // layer-major pass that a full wave is its last.
+  bool finished();
 
  private:
   WindowBatch read();
@@ -42,6 +47,7 @@ class WindowBatches {
   int64_t batch_size_;
   bool ended_ = false;
   std::future<WindowBatch> ahead_;
+  std::optional<WindowBatch> peeked_;
 };
 
 }  // namespace posgeom::pass
