@@ -159,6 +159,13 @@ def families():
                                vocab_size=120, max_position_embeddings=64, partial_rotary_factor=0.5,
                                pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                    t.PhiForCausalLM, "model.layers"),
+        # StableLM: LayerNorms with weights and biases, half of each 12-wide head turning,
+        # biases on q, k and v only, grouped key/value heads.
+        "hf-stablelm": (t.StableLmConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                         intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                         partial_rotary_factor=0.5, use_qkv_bias=True,
+                                         pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                        t.StableLmForCausalLM, "model.layers"),
     }
 
 

@@ -29,6 +29,7 @@ Architecture qwen2Architecture();
 Architecture qwen3Architecture();
 Architecture robertaArchitecture();
 Architecture smollm3Architecture();
+Architecture stablelmArchitecture();
 
 // Config numbers the forward divides by or takes a root of, read with their key named where
 // they would make it non-finite (the JSON reader already refuses what overflows a double).

@@ -115,7 +115,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   const int64_t d = m.hidden_size, f = m.intermediate_size, dh = m.headDim(), q = m.num_heads * dh, kv = m.num_kv_heads * dh;
   TensorSpecs s;
   auto norm = [&](const std::string& name, int64_t width) {
-    if (!style.plain_layer_norms) s.norm(name, width, /*with_bias=*/false);
+    if (!style.plain_layer_norms) s.norm(name, width, /*with_bias=*/style.layer_norms);
   };
   s.table("embed_tokens.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
@@ -125,7 +125,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     if (style.fused_projections) s.weight(l + "self_attn.qkv_proj.weight", {q + 2 * kv, d});
     for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"q_proj", q}, {"k_proj", kv}, {"v_proj", kv}}) {
       if (!style.fused_projections) s.weight(l + "self_attn." + name + ".weight", {rows, d});
-      if (style.qkv_bias || m.attention_bias) s.bias(l + "self_attn." + name + ".bias", rows);
+      if (style.qkv_bias || m.qkv_bias || m.attention_bias) s.bias(l + "self_attn." + name + ".bias", rows);
     }
     s.weight(l + "self_attn.o_proj.weight", {d, q});
     if (m.attention_bias) s.bias(l + "self_attn.o_proj.bias", d);
@@ -176,6 +176,7 @@ DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Nu
     : Model(config, num), style_(std::move(style)) {
   embed_ = w.get("embed_tokens.weight");
   norm_ = style_.plain_layer_norms ? at::Tensor() : w.get("norm.weight");
+  if (style_.layer_norms) norm_bias_ = w.get("norm.bias");
   lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : embed_;
   layers_.init(config.num_layers, [this, w](int64_t i) { return loadLayer(w, i); }, w.streamed());
 }
@@ -187,9 +188,11 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   auto when = [&](bool present, const std::string& name) { return present ? g(name) : at::Tensor(); };
   auto norm_weight = [&](const std::string& name) { return when(!style_.plain_layer_norms, name); };
   const int64_t q_rows = c.num_heads * c.headDim(), kv_rows = c.num_kv_heads * c.headDim();
-  const bool qkv_bias = style_.qkv_bias || c.attention_bias;
+  const bool qkv_bias = style_.qkv_bias || c.qkv_bias || c.attention_bias;
   Layer layer_weights;
   layer_weights.ln_1 = norm_weight("input_layernorm.weight");
+  layer_weights.ln_1_bias = when(style_.layer_norms, "input_layernorm.bias");
+  layer_weights.ln_2_bias = when(style_.layer_norms, "post_attention_layernorm.bias");
   if (style_.fused_projections) {
     // Rows [q | k | v] and [gate | up], split once.
     const auto qkv = g("self_attn.qkv_proj.weight");
@@ -222,8 +225,9 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
 
 // Gemma's RMSNorm scales by 1 + w in float32 and rounds once; Llama's rounds the normed
 // input before its scale.
-at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w) const {
+at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const {
   const auto& num = numerics();
+  if (style_.layer_norms) return ops::layerNorm(x, w, b, config().norm_eps, num);
   if (style_.plain_layer_norms) {
     const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, {}, {}, 1e-5);
     return num.round(y.to(x.scalar_type()));
@@ -280,12 +284,12 @@ at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContex
   const auto& num = numerics();
   const auto held = layers_.at(i);
   const auto& l = *held;
-  const auto a = norm(x, l.ln_1);
+  const auto a = norm(x, l.ln_1, l.ln_1_bias);
   context.attentionInput(i, a);
   const auto attended = attention(l, i, a, context);
   const auto residual = num.round(x + toResidual(style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
   context.mlpInput(i, residual);
-  const auto out = mlp(l, norm(residual, style_.sandwich_norms ? l.pre_mlp_ln : l.ln_2));
+  const auto out = mlp(l, style_.sandwich_norms ? norm(residual, l.pre_mlp_ln) : norm(residual, l.ln_2, l.ln_2_bias));
   return num.round(residual + toResidual(style_.sandwich_norms ? norm(out, l.post_mlp_ln) : out));
 }
 
@@ -293,7 +297,7 @@ ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r
   const auto& c = config();
   const auto& num = numerics();
   ForwardOutputs out;
-  const auto f = norm(x, norm_);
+  const auto f = norm(x, norm_, norm_bias_);
   if (r.want_final_norm) out.final_norm = f;
   if (r.want_logits) {
     out.logits = ops::linear(f, lm_head_, {}, num);
@@ -314,7 +318,7 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
   auto e = embed_;
   if (style_.gemma_norms) e = e * std::sqrt(static_cast<double>(c.hidden_size));
   if (c.embedding_multiplier != 1) e = e * c.embedding_multiplier;
-  n.token_inputs = norm(e, l.ln_1).to(host);
+  n.token_inputs = norm(e, l.ln_1, l.ln_1_bias).to(host);
   const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, group = h / c.num_kv_heads;
   // Grouped-query heads share their key-value head's value map; what reaches the residual
   // stream is the output map times Granite's residual_multiplier.
@@ -327,6 +331,7 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
     n.norm_eps = 1e-5;
   } else {
     n.norm_weight = (style_.gemma_norms ? 1 + l.ln_2.to(host) : l.ln_2.to(host));
+    if (style_.layer_norms) n.norm_bias = l.ln_2_bias.to(host);  // a LayerNorm: its mean taken out too
     n.norm_eps = c.norm_eps;
   }
   n.w_in = l.gate.to(host).contiguous();  // the gate's pre-activation: the neuron

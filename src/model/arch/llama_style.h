@@ -26,6 +26,7 @@ struct LlamaStyle {
   bool fused_projections = false;  // Phi-3: qkv_proj [q | k | v] and gate_up_proj [gate | up]
   bool partial_rotary = false;     // Phi-3: partial_rotary_factor < 1 turns the first dims only
   bool plain_layer_norms = false;  // OLMo: LayerNorm without weights or bias (eps 1e-5) for every norm
+  bool layer_norms = false;        // StableLM: LayerNorm with weight and bias (eps norm_eps) for every norm
 };
 
 // The keys every such config has: sizes, head_dim, attention_bias, RoPE from
@@ -71,11 +72,11 @@ class DecoderModel : public Model {
 
  private:
   struct Layer {
-    at::Tensor ln_1, q, q_bias, k, k_bias, v, v_bias, o, o_bias, q_norm, k_norm, ln_2, pre_mlp_ln, post_mlp_ln, gate, up,
+    at::Tensor ln_1, ln_1_bias, ln_2_bias, q, q_bias, k, k_bias, v, v_bias, o, o_bias, q_norm, k_norm, ln_2, pre_mlp_ln, post_mlp_ln, gate, up,
         down;
   };
   Layer loadLayer(const Weights& w, int64_t index) const;
-  at::Tensor norm(const at::Tensor& x, const at::Tensor& w) const;
+  at::Tensor norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = {}) const;
   at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const;
   // The MLP of layer `l` on its normed input `m`: the gated dense MLP (an MoE family's
   // router and experts take its place here).
@@ -84,7 +85,7 @@ class DecoderModel : public Model {
   // residual_multiplier).
   at::Tensor toResidual(const at::Tensor& out) const;
   LlamaStyle style_;
-  at::Tensor embed_, norm_, lm_head_;
+  at::Tensor embed_, norm_, norm_bias_, lm_head_;
   StreamedBlocks<Layer> layers_;  // last: a read-ahead reads the members above
 };
 

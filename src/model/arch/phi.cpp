@@ -22,11 +22,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, false);
   if (m.hidden_size % m.num_heads != 0) c.fail("hidden_size is not divisible by num_attention_heads");
   m.rope = readRopeConfig(c);
-  const bool factor_given = j.contains("partial_rotary_factor") ||
-                            (j.contains("rope_parameters") && j["rope_parameters"].is_object() &&
-                             j["rope_parameters"].contains("partial_rotary_factor"));
-  if (!factor_given) m.rope.partial_rotary_factor = 0.5;
-  requireEvenRotaryDims(c, m, "partial_rotary_factor");
+  partialRotaryFactorOr(c, m, 0.5);
   m.parallel_residual = true;
   m.positions = PositionScheme::kRope;
   return m;

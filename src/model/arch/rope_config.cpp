@@ -59,4 +59,12 @@ int64_t requireEvenRotaryDims(const io::JsonConfig& c, const ModelConfig& m, con
   return dims;
 }
 
+void partialRotaryFactorOr(const io::JsonConfig& c, ModelConfig& m, double family_default) {
+  const auto& j = c.json();
+  const bool given = j.contains("partial_rotary_factor") || (j.contains("rope_parameters") && j["rope_parameters"].is_object() &&
+                                                            j["rope_parameters"].contains("partial_rotary_factor"));
+  if (!given) m.rope.partial_rotary_factor = family_default;
+  requireEvenRotaryDims(c, m, "partial_rotary_factor");
+}
+
 }  // namespace posgeom::model

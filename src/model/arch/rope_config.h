@@ -15,5 +15,8 @@ RopeConfig readRopeConfig(const io::JsonConfig& c);
 // The dims of each head that RoPE turns (head_dim x partial_rotary_factor, as transformers
 // truncates it), refused with `key` named unless a positive even number.
 int64_t requireEvenRotaryDims(const io::JsonConfig& c, const ModelConfig& m, const std::string& key);
+// A family whose partial_rotary_factor has its own default (Phi 0.5, StableLM 0.25): that
+// default where the config gives none (top level or in rope_parameters), then the check above.
+void partialRotaryFactorOr(const io::JsonConfig& c, ModelConfig& m, double family_default);
 
 }  // namespace posgeom::model

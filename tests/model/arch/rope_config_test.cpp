@@ -54,6 +54,24 @@ TEST(RopeConfig, RefusesWhatItDoesNotReadByName) {
   }
 }
 
+// A family's own default factor stands where the config gives none, in either place.
+TEST(RopeConfig, AFamilysDefaultFactorOnlyWhereNoneIsGiven) {
+  model::ModelConfig m;
+  m.hidden_size = 48, m.num_heads = 3;  // head_dim 16
+  for (const auto& [json, expected] : std::vector<std::pair<nlohmann::json, double>>{
+           {nlohmann::json::object(), 0.25},
+           {{{"partial_rotary_factor", 0.5}}, 0.5},
+           {{{"rope_parameters", {{"partial_rotary_factor", 0.5}}}}, 0.5}}) {
+    const io::JsonConfig c(json, "config.json");
+    m.rope = model::RopeConfig();
+    m.rope.partial_rotary_factor = json.empty() ? 1.0 : 0.5;  // as readRopeConfig has read it
+    model::partialRotaryFactorOr(c, m, 0.25);
+    EXPECT_EQ(m.rope.partial_rotary_factor, expected) << json.dump();
+  }
+  m.num_heads = 4;  // head_dim 12: a quarter is 3 dims
+  EXPECT_THROW(model::partialRotaryFactorOr(io::JsonConfig(nlohmann::json::object(), "config.json"), m, 0.25), InputError);
+}
+
 // The turned dims are head_dim x factor truncated, as transformers takes them; an odd or
 // zero count is refused naming the key the family reads the factor from.
 TEST(RopeConfig, TheTurnedDimsMustBeAPositiveEvenCount) {
