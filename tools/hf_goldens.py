@@ -166,6 +166,12 @@ def families():
                                          partial_rotary_factor=0.5, use_qkv_bias=True,
                                          pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                         t.StableLmForCausalLM, "model.layers"),
+        # Starcoder2: LayerNorms, a dense tanh-GELU MLP, biases on every map, grouped heads,
+        # a sliding window of 8 in every layer, the head tied.
+        "hf-starcoder2": (t.Starcoder2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                             intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                             sliding_window=8, bos_token_id=1, eos_token_id=2, **common),
+                          t.Starcoder2ForCausalLM, "model.layers"),
     }
 
 

@@ -19,7 +19,7 @@ const std::vector<Architecture>& architectures() {
       llamaArchitecture(),
       mistralArchitecture(), olmoArchitecture(),    optArchitecture(),     phiArchitecture(),    phi3Architecture(),   qwen2Architecture(),
       qwen3Architecture(),
-      robertaArchitecture(), smollm3Architecture(), stablelmArchitecture()};
+      robertaArchitecture(), smollm3Architecture(), stablelmArchitecture(), starcoder2Architecture()};
   return list;
 }
 

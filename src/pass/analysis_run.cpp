@@ -134,7 +134,7 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   // is final (a distributed run's are reduced across the ranks at the end instead).
   if (plan.wave_windows > 0 && !ranks && control.writes()) pass.handLayersTo(control.state_file.parent_path());
   if (o.neurons && !hasNeuronCircuit(pass.model()))
-    throw InputError(option::kNeurons, "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, stablelm, olmo without clip_qkv)");
+    throw InputError(option::kNeurons, "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, stablelm, starcoder2, olmo without clip_qkv)");
   const double load_s = secondsSince(t0);
   corpus::CorpusOptions corpus_options = o.corpus;
   corpus_options.repeat_period = plan.repeat_period;

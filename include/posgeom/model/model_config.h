@@ -37,6 +37,7 @@ struct ModelConfig {
   bool tie_word_embeddings = true;
   bool attention_bias = false;     // biases on q, k, v and o (Llama-style; GPT-NeoX's default)
   bool qkv_bias = false;           // biases on q, k and v only (StableLM's use_qkv_bias)
+  bool mlp_bias = false;           // biases on the MLP's maps (Starcoder2's use_bias)
   bool parallel_residual = false;  // GPT-NeoX, GPT-J: attention and MLP both read the block's input
   bool post_norm = false;          // OPT-350m: LayerNorm after each residual add, not before the block
   int64_t embedding_width = 0;     // OPT-350m: token embeddings narrower than the blocks (0: hidden_size)

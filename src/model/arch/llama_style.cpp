@@ -71,6 +71,12 @@ void qwenWindows(const io::JsonConfig& c, ModelConfig& m) {
   m.attention_windows = layerWindows(c, m.num_layers, [first](int64_t i) { return i >= first; });
 }
 
+void windowsInEveryLayer(const io::JsonConfig& c, ModelConfig& m) {
+  const auto& j = c.json();
+  if (j.contains("sliding_window") && !j["sliding_window"].is_null())
+    m.attention_windows.assign(static_cast<size_t>(m.num_layers), c.requirePositiveInt({"sliding_window"}));
+}
+
 // What Gemma and Gemma-2 share.
 void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation_key) {
   m.activation = c.string({activation_key}, "gelu_pytorch_tanh");
@@ -132,6 +138,11 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
     norm(l + "post_attention_layernorm", d);
     if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false).norm(l + "post_feedforward_layernorm", d, false);
+    if (style.dense_mlp) {
+      s.weight(l + "mlp.c_fc.weight", {f, d}).weight(l + "mlp.c_proj.weight", {d, f});
+      if (m.mlp_bias) s.bias(l + "mlp.c_fc.bias", f).bias(l + "mlp.c_proj.bias", d);
+      continue;
+    }
     if (style.fused_projections)
       s.weight(l + "mlp.gate_up_proj.weight", {2 * f, d});
     else
@@ -206,9 +217,11 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
     layer_weights.q = g("self_attn.q_proj.weight");
     layer_weights.k = g("self_attn.k_proj.weight");
     layer_weights.v = g("self_attn.v_proj.weight");
-    layer_weights.gate = g("mlp.gate_proj.weight");
-    layer_weights.up = g("mlp.up_proj.weight");
+    if (!style_.dense_mlp) layer_weights.gate = g("mlp.gate_proj.weight");
+    layer_weights.up = g(style_.dense_mlp ? "mlp.c_fc.weight" : "mlp.up_proj.weight");
   }
+  layer_weights.up_bias = when(style_.dense_mlp && c.mlp_bias, "mlp.c_fc.bias");
+  layer_weights.down_bias = when(style_.dense_mlp && c.mlp_bias, "mlp.c_proj.bias");
   layer_weights.q_bias = when(qkv_bias, "self_attn.q_proj.bias");
   layer_weights.k_bias = when(qkv_bias, "self_attn.k_proj.bias");
   layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
@@ -219,7 +232,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   layer_weights.ln_2 = norm_weight("post_attention_layernorm.weight");
   layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
   layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
-  layer_weights.down = g("mlp.down_proj.weight");
+  layer_weights.down = g(style_.dense_mlp ? "mlp.c_proj.weight" : "mlp.down_proj.weight");
   return layer_weights;
 }
 
@@ -276,6 +289,8 @@ at::Tensor DecoderModel::toResidual(const at::Tensor& out) const {
 
 at::Tensor DecoderModel::mlp(const Layer& l, const at::Tensor& m) const {
   const auto& num = numerics();
+  if (style_.dense_mlp)
+    return ops::linear(ops::activation(config().activation, ops::linear(m, l.up, l.up_bias, num), num), l.down, l.down_bias, num);
   const auto gate = ops::activation(config().activation, ops::linear(m, l.gate, {}, num), num);
   return ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num);
 }
@@ -334,7 +349,9 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
     if (style_.layer_norms) n.norm_bias = l.ln_2_bias.to(host);  // a LayerNorm: its mean taken out too
     n.norm_eps = c.norm_eps;
   }
-  n.w_in = l.gate.to(host).contiguous();  // the gate's pre-activation: the neuron
+  // The neuron: the gate's pre-activation, or a dense MLP's (with its bias).
+  n.w_in = (style_.dense_mlp ? l.up : l.gate).to(host).contiguous();
+  if (l.up_bias.defined()) n.b_in = l.up_bias.to(host);
   return n;
 }
 

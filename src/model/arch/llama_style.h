@@ -27,6 +27,7 @@ struct LlamaStyle {
   bool partial_rotary = false;     // Phi-3: partial_rotary_factor < 1 turns the first dims only
   bool plain_layer_norms = false;  // OLMo: LayerNorm without weights or bias (eps 1e-5) for every norm
   bool layer_norms = false;        // StableLM: LayerNorm with weight and bias (eps norm_eps) for every norm
+  bool dense_mlp = false;          // Starcoder2: act(c_fc x) then c_proj, not the gated MLP
 };
 
 // The keys every such config has: sizes, head_dim, attention_bias, RoPE from
@@ -40,6 +41,8 @@ std::vector<int64_t> layerWindows(const io::JsonConfig& c, int64_t layers, const
                                   int64_t default_window = 0);
 // Qwen2's and Qwen3's windows: with use_sliding_window, layers from max_window_layers on.
 void qwenWindows(const io::JsonConfig& c, ModelConfig& m);
+// Mistral's, Phi-3's and Starcoder2's: sliding_window, when set, in every layer.
+void windowsInEveryLayer(const io::JsonConfig& c, ModelConfig& m);
 // What Gemma and Gemma-2 share: the activation under `activation_key` ("gelu" read as the
 // tanh GELU, as transformers does), a tied head, head_dim 256 unless given.
 void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation_key);
@@ -72,7 +75,7 @@ class DecoderModel : public Model {
 
  private:
   struct Layer {
-    at::Tensor ln_1, ln_1_bias, ln_2_bias, q, q_bias, k, k_bias, v, v_bias, o, o_bias, q_norm, k_norm, ln_2, pre_mlp_ln, post_mlp_ln, gate, up,
+    at::Tensor ln_1, ln_1_bias, ln_2_bias, up_bias, down_bias, q, q_bias, k, k_bias, v, v_bias, o, o_bias, q_norm, k_norm, ln_2, pre_mlp_ln, post_mlp_ln, gate, up,
         down;
   };
   Layer loadLayer(const Weights& w, int64_t index) const;

@@ -6,12 +6,7 @@ namespace posgeom::model {
 
 Architecture mistralArchitecture() {
   return llama_style::defineFamily({"mistral", "Mistral", {"model."}}, {"mistral", "MistralForCausalLM"},
-                                   [](const io::JsonConfig& c, ModelConfig& m) {
-                                     const auto& j = c.json();
-                                     if (j.contains("sliding_window") && !j["sliding_window"].is_null())
-                                       m.attention_windows.assign(static_cast<size_t>(m.num_layers),
-                                                                  c.requirePositiveInt({"sliding_window"}));
-                                   });
+                                   llama_style::windowsInEveryLayer);
 }
 
 }  // namespace posgeom::model

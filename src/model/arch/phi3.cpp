@@ -9,11 +9,7 @@ Architecture phi3Architecture() {
   llama_style::LlamaStyle style{"phi3", "Phi3ForCausalLM"};
   style.fused_projections = true;
   style.partial_rotary = true;
-  return llama_style::defineFamily({"phi3", "Phi-3", {"model."}}, style, [](const io::JsonConfig& c, ModelConfig& m) {
-    const auto& j = c.json();
-    if (j.contains("sliding_window") && !j["sliding_window"].is_null())
-      m.attention_windows.assign(static_cast<size_t>(m.num_layers), c.requirePositiveInt({"sliding_window"}));
-  });
+  return llama_style::defineFamily({"phi3", "Phi-3", {"model."}}, style, llama_style::windowsInEveryLayer);
 }
 
 }  // namespace posgeom::model

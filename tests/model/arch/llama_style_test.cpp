@@ -110,7 +110,8 @@ TEST_P(NeuronCircuitOf, MatchesTheForwardWhereContentIsConstant) {
 
 INSTANTIATE_TEST_SUITE_P(HfFamilies, NeuronCircuitOf,
                          ::testing::Values("hf-llama", "hf-mistral", "hf-qwen2", "hf-qwen3", "hf-gemma", "hf-phi3",
-                                           "hf-granite", "hf-smollm3", "hf-stablelm"));
+                                           "hf-granite", "hf-smollm3", "hf-stablelm",
+                                           "hf-starcoder2"));
 
 // Where the linearisation does not hold, no circuit: Gemma-2's sandwich norms, OLMo's clamp.
 TEST(LlamaStyle, NoNeuronCircuitWithSandwichNormsOrAClamp) {
