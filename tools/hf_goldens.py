@@ -172,6 +172,12 @@ def families():
                                              intermediate_size=80, vocab_size=120, max_position_embeddings=64,
                                              sliding_window=8, bos_token_id=1, eos_token_id=2, **common),
                           t.Starcoder2ForCausalLM, "model.layers"),
+        # Cohere: weight-only LayerNorms, attention and MLP in parallel off one norm, RoPE on
+        # interleaved pairs, grouped heads, a tied head, logits x 0.25.
+        "hf-cohere": (t.CohereConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                     intermediate_size=80, vocab_size=120, max_position_embeddings=64, logit_scale=0.25,
+                                     pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                      t.CohereForCausalLM, "model.layers"),
     }
 
 

@@ -14,7 +14,7 @@ namespace posgeom::model {
 // The one list of architectures (alphabetical by model_type).
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {
-      bertArchitecture(),    bloomArchitecture(),   gemmaArchitecture(),   gemma2Architecture(),
+      bertArchitecture(),    bloomArchitecture(),   cohereArchitecture(),   gemmaArchitecture(),   gemma2Architecture(),
       gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), gptJArchitecture(),   graniteArchitecture(),
       llamaArchitecture(),
       mistralArchitecture(), olmoArchitecture(),    optArchitecture(),     phiArchitecture(),    phi3Architecture(),   qwen2Architecture(),

@@ -14,7 +14,7 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
 }
 
 at::Tensor layerNorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Numerics& num) {
-  const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, w.to(at::kFloat), b.to(at::kFloat), eps);
+  const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, w.to(at::kFloat), b.defined() ? b.to(at::kFloat) : at::Tensor(), eps);
   return num.round(y.to(x.scalar_type()));
 }
 

@@ -434,7 +434,7 @@ INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
                                            "hf-llama-dynamic", "hf-mistral", "hf-qwen2", "hf-qwen2-sliding", "hf-qwen3",
                                            "hf-gemma", "hf-gemma2", "hf-gpt-neox", "hf-gpt-neox-serial",
                                            "hf-gpt-neo", "hf-roberta", "hf-opt", "hf-opt-350m", "hf-gptj",
-                                           "hf-phi3", "hf-olmo", "hf-granite", "hf-smollm3", "hf-phi", "hf-stablelm", "hf-starcoder2"),
+                                           "hf-phi3", "hf-olmo", "hf-granite", "hf-smollm3", "hf-phi", "hf-stablelm", "hf-starcoder2", "hf-cohere"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (auto& c : n)

@@ -12,6 +12,7 @@ namespace posgeom::model {
 
 Architecture bertArchitecture();
 Architecture bloomArchitecture();
+Architecture cohereArchitecture();
 Architecture gemmaArchitecture();
 Architecture gemma2Architecture();
 Architecture gpt2Architecture();

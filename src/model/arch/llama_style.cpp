@@ -123,6 +123,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   auto norm = [&](const std::string& name, int64_t width) {
     if (!style.plain_layer_norms) s.norm(name, width, /*with_bias=*/style.layer_norms);
   };
+  const bool post_attention_norm = !style.cohere_blocks;
   s.table("embed_tokens.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
     s.inBlock(i);
@@ -136,7 +137,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     s.weight(l + "self_attn.o_proj.weight", {d, q});
     if (m.attention_bias) s.bias(l + "self_attn.o_proj.bias", d);
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
-    norm(l + "post_attention_layernorm", d);
+    if (post_attention_norm) norm(l + "post_attention_layernorm", d);
     if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false).norm(l + "post_feedforward_layernorm", d, false);
     if (style.dense_mlp) {
       s.weight(l + "mlp.c_fc.weight", {f, d}).weight(l + "mlp.c_proj.weight", {d, f});
@@ -198,6 +199,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   auto g = [&](const std::string& name) { return w.get(l + name); };
   auto when = [&](bool present, const std::string& name) { return present ? g(name) : at::Tensor(); };
   auto norm_weight = [&](const std::string& name) { return when(!style_.plain_layer_norms, name); };
+  const bool post_attention_norm = !style_.cohere_blocks;
   const int64_t q_rows = c.num_heads * c.headDim(), kv_rows = c.num_kv_heads * c.headDim();
   const bool qkv_bias = style_.qkv_bias || c.qkv_bias || c.attention_bias;
   Layer layer_weights;
@@ -229,7 +231,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   layer_weights.o_bias = when(c.attention_bias, "self_attn.o_proj.bias");
   layer_weights.q_norm = when(style_.qk_norm, "self_attn.q_norm.weight");
   layer_weights.k_norm = when(style_.qk_norm, "self_attn.k_norm.weight");
-  layer_weights.ln_2 = norm_weight("post_attention_layernorm.weight");
+  layer_weights.ln_2 = post_attention_norm ? norm_weight("post_attention_layernorm.weight") : at::Tensor();
   layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
   layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
   layer_weights.down = g(style_.dense_mlp ? "mlp.c_proj.weight" : "mlp.down_proj.weight");
@@ -240,7 +242,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
 // input before its scale.
 at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const {
   const auto& num = numerics();
-  if (style_.layer_norms) return ops::layerNorm(x, w, b, config().norm_eps, num);
+  if (style_.layer_norms || style_.cohere_blocks) return ops::layerNorm(x, w, b, config().norm_eps, num);
   if (style_.plain_layer_norms) {
     const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, {}, {}, 1e-5);
     return num.round(y.to(x.scalar_type()));
@@ -302,6 +304,10 @@ at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContex
   const auto a = norm(x, l.ln_1, l.ln_1_bias);
   context.attentionInput(i, a);
   const auto attended = attention(l, i, a, context);
+  if (style_.cohere_blocks) {  // both off the one normed input, added as transformers adds them
+    context.mlpInput(i, x);
+    return num.round(num.round(x + attended) + mlp(l, a));
+  }
   const auto residual = num.round(x + toResidual(style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
   context.mlpInput(i, residual);
   const auto out = mlp(l, style_.sandwich_norms ? norm(residual, l.pre_mlp_ln) : norm(residual, l.ln_2, l.ln_2_bias));
@@ -324,7 +330,8 @@ ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r
 
 std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) const {
   const auto& c = config();
-  if (style_.sandwich_norms || c.qkv_clip > 0) return std::nullopt;
+  // Cohere's MLP reads the block's input, not the stream after attention: not this circuit.
+  if (style_.sandwich_norms || c.qkv_clip > 0 || style_.cohere_blocks) return std::nullopt;
   const auto held = layers_.peek(0);
   const auto& l = *held;
   const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);

@@ -1,0 +1,34 @@
+// Cohere (Command-R, Aya): the Llama decoder (llama_style.h) with LayerNorms that have a
+// weight and no bias (layer_norm_eps), attention and the gated MLP in parallel off one input
+// norm, RoPE turning interleaved pairs (2j, 2j + 1), a tied head and the logits times
+// logit_scale (0.0625 unless given); RoPE base 500,000 unless given. Command-R+'s per-head
+// q/k norms (use_qk_norm) are refused by name; --neurons is not available (its MLP reads the
+// block's input).
+#include "llama_style.h"
+
+namespace posgeom::model {
+
+Architecture cohereArchitecture() {
+  llama_style::LlamaStyle style{"cohere", "CohereForCausalLM"};
+  style.cohere_blocks = true;
+  return llama_style::defineFamily(
+      {"cohere", "Cohere", {"model."}}, style,
+      [](const io::JsonConfig& c, ModelConfig& m) {
+        if (c.boolean({"use_qk_norm"}, false)) c.fail("use_qk_norm = true is not supported for cohere");
+        m.norm_eps = normEpsilon(c, {"layer_norm_eps"}, 1e-5);
+        m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
+        const auto& j = c.json();
+        if (!j.contains("rope_parameters") && !j.contains("rope_theta")) m.rope.theta = 5e5;  // transformers' default
+        m.rope.interleaved = true;
+        m.parallel_residual = true;
+        // Logits times the scale; as a divisor, exact for the powers of two Cohere ships.
+        m.logit_divisor = 1.0 / positiveNumber(c, {"logit_scale"}, 0.0625);
+      },
+      {"silu", true, PositionScheme::kRope},
+      [](const ModelConfig& m, nlohmann::json& j) {
+        j.erase("rms_norm_eps");
+        j.update({{"layer_norm_eps", m.norm_eps}, {"logit_scale", 1.0 / m.logit_divisor}});
+      });
+}
+
+}  // namespace posgeom::model
