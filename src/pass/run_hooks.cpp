@@ -89,10 +89,7 @@ void RunHooks::snapshot(bool complete, double final_forward_s) {
   }
   state_.settings["data"] = data;
   state_.windows = data["windows"].get<int64_t>();
-  if (pass_.layerFiles().empty())
-    anova::saveState(state_, control_.state_file);
-  else
-    anova::saveState(state_, pass_.layerFiles(), control_.state_file);  // a layer at a time
+  anova::saveState(state_, pass_.layerFiles(), control_.state_file);  // with the layers handed to files, if any
 }
 
 }  // namespace posgeom::pass

@@ -10,7 +10,7 @@ namespace posgeom::model {
 
 Architecture cohereArchitecture() {
   llama_style::LlamaStyle style{"cohere", "CohereForCausalLM"};
-  style.cohere_blocks = true;
+  style.weight_only_layer_norms = true;
   return llama_style::defineFamily(
       {"cohere", "Cohere", {"model."}}, style,
       [](const io::JsonConfig& c, ModelConfig& m) {

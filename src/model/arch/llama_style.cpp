@@ -123,7 +123,8 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   auto norm = [&](const std::string& name, int64_t width) {
     if (!style.plain_layer_norms) s.norm(name, width, /*with_bias=*/style.layer_norms);
   };
-  const bool post_attention_norm = !style.cohere_blocks;
+  // With the parallel residual (Cohere) attention and MLP read the one input norm.
+  const bool post_attention_norm = !m.parallel_residual;
   s.table("embed_tokens.weight", {m.vocab_size, d});
   for (int64_t i = 0; i < m.num_layers; ++i) {
     s.inBlock(i);
@@ -199,7 +200,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   auto g = [&](const std::string& name) { return w.get(l + name); };
   auto when = [&](bool present, const std::string& name) { return present ? g(name) : at::Tensor(); };
   auto norm_weight = [&](const std::string& name) { return when(!style_.plain_layer_norms, name); };
-  const bool post_attention_norm = !style_.cohere_blocks;
+  const bool post_attention_norm = !c.parallel_residual;
   const int64_t q_rows = c.num_heads * c.headDim(), kv_rows = c.num_kv_heads * c.headDim();
   const bool qkv_bias = style_.qkv_bias || c.qkv_bias || c.attention_bias;
   Layer layer_weights;
@@ -242,7 +243,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
 // input before its scale.
 at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const {
   const auto& num = numerics();
-  if (style_.layer_norms || style_.cohere_blocks) return ops::layerNorm(x, w, b, config().norm_eps, num);
+  if (style_.layer_norms || style_.weight_only_layer_norms) return ops::layerNorm(x, w, b, config().norm_eps, num);
   if (style_.plain_layer_norms) {
     const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, {}, {}, 1e-5);
     return num.round(y.to(x.scalar_type()));
@@ -304,7 +305,7 @@ at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContex
   const auto a = norm(x, l.ln_1, l.ln_1_bias);
   context.attentionInput(i, a);
   const auto attended = attention(l, i, a, context);
-  if (style_.cohere_blocks) {  // both off the one normed input, added as transformers adds them
+  if (config().parallel_residual) {  // both off the one normed input, added as transformers adds them
     context.mlpInput(i, x);
     return num.round(num.round(x + attended) + mlp(l, a));
   }
@@ -330,8 +331,8 @@ ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r
 
 std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) const {
   const auto& c = config();
-  // Cohere's MLP reads the block's input, not the stream after attention: not this circuit.
-  if (style_.sandwich_norms || c.qkv_clip > 0 || style_.cohere_blocks) return std::nullopt;
+  // A parallel residual's MLP (Cohere) reads the block's input, not the stream after attention: not this circuit.
+  if (style_.sandwich_norms || c.qkv_clip > 0 || c.parallel_residual) return std::nullopt;
   const auto held = layers_.peek(0);
   const auto& l = *held;
   const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);

@@ -28,8 +28,7 @@ struct LlamaStyle {
   bool plain_layer_norms = false;  // OLMo: LayerNorm without weights or bias (eps 1e-5) for every norm
   bool layer_norms = false;        // StableLM: LayerNorm with weight and bias (eps norm_eps) for every norm
   bool dense_mlp = false;          // Starcoder2: act(c_fc x) then c_proj, not the gated MLP
-  bool cohere_blocks = false;      // Cohere: LayerNorms with a weight and no bias; attention and MLP
-                                   // in parallel off the one input norm (no post-attention norm)
+  bool weight_only_layer_norms = false;  // Cohere: LayerNorm with a weight and no bias for every norm
 };
 
 // The keys every such config has: sizes, head_dim, attention_bias, RoPE from
