@@ -116,7 +116,10 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   // gives each task its own through CUDA_VISIBLE_DEVICES).
   AnalyzeOptions rank_options = o;
   if (ranks && o.device.isCuda()) rank_options.device.index = ranks->launch().local_rank % std::max(1, runtime::cudaDeviceCount());
-  auto plan = planPass(rank_options, model_dir, model::loadModelConfig(model_dir));
+  // One process that writes its state hands a last wave's layers to files beside it as each
+  // is final (a distributed run's are reduced across the ranks at the end instead).
+  const auto final_layers = !ranks && control.writes() ? FinalLayers::kHandedToFiles : FinalLayers::kHeld;
+  auto plan = planPass(rank_options, model_dir, model::loadModelConfig(model_dir), final_layers);
   const auto tokenizer = runTokenizer(o, plan);
   anova::AnalysisState state;
   state.settings = runSettings(o, plan, tokenizer.get());
@@ -130,9 +133,7 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   const int64_t resumed_all_windows = ranks && control.resumes() ? shareResumedState(resumed, *ranks, plan.shard) : 0;
 
   AnalysisPass pass(plan, loadPassModel(plan));
-  // One process that writes its state: a last wave's layers go to files beside it as each
-  // is final (a distributed run's are reduced across the ranks at the end instead).
-  if (plan.wave_windows > 0 && !ranks && control.writes()) pass.handLayersTo(control.state_file.parent_path());
+  if (plan.wave_windows > 0 && final_layers == FinalLayers::kHandedToFiles) pass.handLayersTo(control.state_file.parent_path());
   if (o.neurons && !hasNeuronCircuit(pass.model()))
     throw InputError(option::kNeurons, "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, stablelm, starcoder2, olmo without clip_qkv)");
   const double load_s = secondsSince(t0);

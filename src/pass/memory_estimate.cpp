@@ -41,29 +41,34 @@ MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameter
   // ... and their float64 copy on the host while a state is saved (the float32 d x d not).
   int64_t copy = accumulated - (s.second_moment ? 4 * d * d : 0);
   if (s.heads) copy += 8 * rows(s.attention_samples) * s.seq_len * d;
+  const int64_t layers_held = s.streamed ? std::min<int64_t>(2, s.layers_kept) : s.layers_kept;
   if (s.device_memory) {
     // Layer-major, a layer's sums are on the device while its block runs (the float32 block
     // buffer made again there), parked on the host otherwise.
     const int64_t parked = s.layer_major ? accumulated - (s.second_moment ? 4 * d * d : 0) : 0;
     e.statistics = accumulated * (s.layer_major ? std::min<int64_t>(1, s.layers_kept) : s.layers_kept);
-    e.host = (samples + copy + parked) * s.layers_kept;
+    e.host = (samples + copy + parked) * layers_held;
   } else {
-    e.statistics = (accumulated + samples + copy) * s.layers_kept;
+    e.statistics = (accumulated + samples + copy) * layers_held;
   }
   return e;
 }
 
-int64_t largestBatchWithin(const model::ModelConfig& config, int64_t parameters, PassShape shape, int64_t limit) {
+int64_t largestBatchWithin(PassShape shape, int64_t limit, const std::function<MemoryEstimate(const PassShape&)>& estimate) {
   int64_t lo = 0, hi = shape.batch;  // lo fits (or is 0), hi is the most asked for
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo + 1) / 2;
     shape.batch = mid;
-    if (estimatePassMemory(config, parameters, shape).total() <= limit)
+    if (estimate(shape).total() <= limit)
       lo = mid;
     else
       hi = mid - 1;
   }
   return lo;
+}
+
+int64_t largestBatchWithin(const model::ModelConfig& config, int64_t parameters, PassShape shape, int64_t limit) {
+  return largestBatchWithin(shape, limit, [&](const PassShape& s) { return estimatePassMemory(config, parameters, s); });
 }
 
 std::string MemoryEstimate::describe() const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/option_names.h"
@@ -51,11 +52,30 @@ int64_t windowLength(const AnalyzeOptions& o, const model::ModelConfig& config) 
   return seq_len;
 }
 
+// Bytes a window of a layer-major wave holds where the model runs: a block's input and its
+// output.
+int64_t waveBytesPerWindow(const AnalyzeOptions& o, const PassPlan& plan) {
+  return 2 * plan.pass.seq_len * plan.config.hidden_size * runtime::computeBytes(o.dtype);
+}
+
+// Windows of a wave that fit beside `needed` bytes: of what the device has free a quarter
+// stays free (others use it too, and the estimate is one); --max-memory is the user's to
+// spend. nullopt where the device cannot tell what it has.
+std::optional<int64_t> windowsBeside(const AnalyzeOptions& o, int64_t needed, int64_t per_window,
+                                     const std::optional<int64_t>& limit) {
+  if (!limit) return std::nullopt;
+  int64_t spare = std::max<int64_t>(0, *limit - needed);
+  if (!o.max_memory) spare -= spare / 4;
+  return spare / per_window;
+}
+
 // The batch size of the pass and where its weights live: as asked, or chosen. Resident
 // unless --layer-major; where the resident pass does not fit the device's memory (or
 // --max-memory), layer-major when that fits (two blocks' weights at a time), at the batch
 // asked or preferred, else at the largest that fits. Stops before the pass when nothing does.
-int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) {
+// A layer-major run that hands its final layers to files and holds every window in one wave
+// holds two layers' statistics at a time, and is counted so.
+int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major, FinalLayers final_layers) {
   const auto& a = plan.pass.accumulator;
   PassShape shape;
   const int64_t requested = o.batch_size > 0 ? o.batch_size : preferredBatch(o.device, plan.pass.seq_len);
@@ -73,21 +93,33 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) 
   shape.device_memory = o.device.isCuda();
   layer_major = o.layer_major;
   const auto parameters = parameterLayout(plan.config);
+  const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
+  const int64_t per_window = waveBytesPerWindow(o, plan);
+  const bool may_stream = final_layers == FinalLayers::kHandedToFiles && o.num_seqs > 0 && (o.wave == 0 || o.wave >= o.num_seqs);
   auto shaped = [&](bool lm) {
     PassShape s = shape;
     s.layer_major = lm;
     return s;
   };
-  auto estimate = [&](bool lm) { return estimatePassMemory(plan.config, parameters.held(lm), shaped(lm)); };
+  // Streamed only where the one wave of every window fits beside the streamed estimate.
+  auto estimate_of = [&](PassShape s) {
+    s.streamed = may_stream && s.layer_major;
+    auto e = estimatePassMemory(plan.config, parameters.held(s.layer_major), s);
+    if (!s.streamed) return e;
+    const auto fits = windowsBeside(o, e.total(), per_window, limit);
+    if (fits && *fits >= o.num_seqs) return e;
+    s.streamed = false;
+    return estimatePassMemory(plan.config, parameters.held(s.layer_major), s);
+  };
+  auto estimate = [&](bool lm) { return estimate_of(shaped(lm)); };
   plan.memory = estimate(layer_major);
-  const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
   if (!limit) {
     spdlog::info("memory: about {} needed ({} cannot tell what it has)", plan.memory.describe(), o.device.str());
     return shape.batch;
   }
   spdlog::info("memory: about {} needed of {} available (batch {})", plan.memory.describe(), formatBytes(*limit), shape.batch);
   if (plan.memory.total() <= *limit) return shape.batch;
-  auto largest_batch = [&](bool lm) { return largestBatchWithin(plan.config, parameters.held(lm), shaped(lm), *limit); };
+  auto largest_batch = [&](bool lm) { return largestBatchWithin(shaped(lm), *limit, estimate_of); };
   const auto resident_memory = plan.memory;
   auto take_layer_major = [&](int64_t batch) {
     layer_major = true;
@@ -121,32 +153,34 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major) 
 // where the model runs (a block's input and its output) besides what a batch needs (the
 // resident estimate): a wave takes three quarters of what is left of the device's free
 // memory (or all that --max-memory leaves), at least one batch; a --wave that does not fit
-// there is refused.
+// there is refused. A wave that holds every one of --num-seqs windows is one wave (its last
+// batch may be short), so each weight is read once.
 int64_t chooseWave(const AnalyzeOptions& o, const PassPlan& plan) {
   const int64_t batch = plan.pass.batch_size;
-  const int64_t per_window = 2 * plan.pass.seq_len * plan.config.hidden_size * runtime::computeBytes(o.dtype);
+  const int64_t per_window = waveBytesPerWindow(o, plan);
   const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
-  // Unknown memory (a device that cannot tell): sixteen batches unless --wave says. Of what
-  // the device has free a quarter stays free (others use it too, and the estimate is one);
-  // --max-memory is the user's to spend.
-  int64_t spare = limit ? std::max<int64_t>(0, *limit - plan.memory.total()) : 0;
-  if (limit && !o.max_memory) spare -= spare / 4;
-  const int64_t fits = limit ? spare / per_window : 16 * batch;
+  // Unknown memory (a device that cannot tell): sixteen batches unless --wave says.
+  const int64_t fits = windowsBeside(o, plan.memory.total(), per_window, limit).value_or(16 * batch);
   const auto bytes = [&](int64_t windows) {  // saturating: --wave may be any int64
     return formatBytes(windows > INT64_MAX / per_window ? INT64_MAX : windows * per_window);
   };
   int64_t wave = o.wave > 0 ? o.wave : fits;
-  if (o.num_seqs > 0) wave = std::min(wave, o.num_seqs);
-  wave = std::max(batch, wave / batch * batch);
-  if (o.wave > 0 && limit && wave > batch && wave > fits)
-    throw InputError(option::kWave, std::to_string(o.wave) + " windows would hold " + bytes(wave) +
+  const bool one_wave = o.num_seqs > 0 && wave >= o.num_seqs;
+  const int64_t held = one_wave ? o.num_seqs : std::max(batch, wave / batch * batch);
+  if (o.wave > 0 && limit && held > batch && held > fits)
+    throw InputError(option::kWave, std::to_string(o.wave) + " windows would hold " + bytes(held) +
                                         " of hidden states but " + bytes(fits) + " is left beside a batch" +
                                         (o.max_memory ? " (--max-memory)" : " on " + o.device.str() + " (a quarter of its free memory kept free)") +
                                         "; --wave " +
                                         std::to_string(std::max(batch, fits / batch * batch)) + " fits");
-  spdlog::info("layer-major: waves of {} windows ({} batches, {} of hidden states where the model runs)", wave,
-               wave / batch, bytes(wave));
-  return wave;
+  if (one_wave) {
+    spdlog::info("layer-major: one wave of all {} windows ({} of hidden states where the model runs): each weight read once",
+                 held, bytes(held));
+    return (held + batch - 1) / batch * batch;
+  }
+  spdlog::info("layer-major: waves of {} windows ({} batches, {} of hidden states where the model runs)", held, held / batch,
+               bytes(held));
+  return held;
 }
 
 }  // namespace
@@ -194,7 +228,8 @@ void checkQkHeads(const std::vector<std::pair<int64_t, int64_t>>& qk_heads, cons
   }
 }
 
-PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_dir, const model::ModelConfig& config) {
+PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_dir, const model::ModelConfig& config,
+                  FinalLayers final_layers) {
   validateOptions(o);
   PassPlan plan;
   plan.model_dir = model_dir;
@@ -265,7 +300,7 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   w.shard_index = plan.shard.index;
   w.shard_count = plan.shard.count;
   bool layer_major = false;
-  pass.batch_size = chooseBatch(o, plan, layer_major);
+  pass.batch_size = chooseBatch(o, plan, layer_major, final_layers);
   if (layer_major) plan.wave_windows = chooseWave(o, plan);
   pass.accumulator.allocate_on_first_use = layer_major;
   return plan;

@@ -53,6 +53,33 @@ TEST(MemoryEstimate, CountsTheLargestPartsByHand) {
   EXPECT_GT(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics, e.statistics - 13 * 20LL * 768 * 768);
 }
 
+// Layer-major in one wave, each layer is handed to its file once final: two layers'
+// statistics at a time (one summed, one written), however many are analysed.
+TEST(MemoryEstimate, AStreamedRunHoldsTwoLayersStatistics) {
+  pass::PassShape s;
+  s.batch = 8;
+  s.seq_len = 512;
+  s.layers_kept = 13;
+  s.layer_major = true;
+  const auto held = pass::estimatePassMemory(gpt2Small(), 124'000'000, s);
+  s.streamed = true;
+  const auto streamed = pass::estimatePassMemory(gpt2Small(), 124'000'000, s);
+  EXPECT_EQ(streamed.statistics * 13, held.statistics * 2);
+  EXPECT_EQ(streamed.total() - streamed.statistics, held.total() - held.statistics);
+  // On a GPU the device holds one layer's sums either way; the host two parked, not 13.
+  s.device_memory = true;
+  const auto gpu = pass::estimatePassMemory(gpt2Small(), 124'000'000, s);
+  s.streamed = false;
+  const auto gpu_held = pass::estimatePassMemory(gpt2Small(), 124'000'000, s);
+  EXPECT_EQ(gpu.statistics, gpu_held.statistics);
+  EXPECT_EQ(gpu.host * 13, gpu_held.host * 2);
+  // One layer analysed: one held.
+  s.device_memory = false;
+  s.streamed = true;
+  s.layers_kept = 1;
+  EXPECT_EQ(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).statistics * 13, held.statistics);
+}
+
 // The estimate of the statistics is what the accumulators allocate: a GPU shape's device
 // part (the float32 d x d of the second moment is ssyrk's scratch here, a GPU's blocks'
 // float32 sum there: the same bytes) against an Accumulator's tensors, with and without

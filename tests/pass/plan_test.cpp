@@ -194,6 +194,56 @@ TEST(Plan, WeightsThatDoNotFitChooseLayerMajor) {
   EXPECT_NE(planError(o, dir).find("the pass needs about"), std::string::npos) << planError(o, dir);
 }
 
+// Every one of --num-seqs windows in a wave is one wave, its last batch short: each
+// weight read once (10 windows in batches of 4 were two waves of 8 and 2 before).
+TEST(Plan, AWaveThatHoldsEveryWindowIsOneWave) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = shortWindows();
+  o.batch_size = 4;
+  o.layer_major = true;
+  o.num_seqs = 10;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 12);
+  o.wave = 10;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 12);
+  o.wave = 9;
+  EXPECT_EQ(pass::planPass(o, dir, model::loadModelConfig(dir)).wave_windows, 8);
+}
+
+// A run that hands each final layer to a file (one process that writes its state) and
+// holds all its windows in one wave is counted with two layers' statistics, not every
+// layer's: a budget that refuses the run that holds them all lets it run; with more
+// windows than one wave holds, or for a run that keeps its layers, all are counted.
+TEST(Plan, OneWaveThatHandsItsLayersToFilesCountsTwoLayersStatistics) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = shortWindows();
+  o.batch_size = 4;
+  o.layer_major = true;
+  o.num_seqs = 8;
+  o.layers = pass::parseLayerSelection("all");  // 4 hidden states
+  const auto config = model::loadModelConfig(dir);
+  const auto held = pass::planPass(o, dir, config);
+  const auto handed = pass::planPass(o, dir, config, pass::FinalLayers::kHandedToFiles);
+  EXPECT_EQ(handed.memory.statistics * 4, held.memory.statistics * 2);
+  EXPECT_EQ(handed.wave_windows, 8);
+  const int64_t per_window = 2 * 32 * 32 * 4;
+  o.max_memory = handed.memory.total() + 8 * per_window;
+  EXPECT_NE(planError(o, dir).find("the pass needs about"), std::string::npos);
+  const auto fits = pass::planPass(o, dir, config, pass::FinalLayers::kHandedToFiles);
+  EXPECT_EQ(fits.memory.total(), handed.memory.total());
+  EXPECT_EQ(fits.pass.batch_size, 4);
+  EXPECT_EQ(fits.wave_windows, 8);
+  // A window short of one wave: every layer counted, and the budget is too small.
+  o.max_memory = handed.memory.total() + 7 * per_window;
+  EXPECT_THROW(pass::planPass(o, dir, config, pass::FinalLayers::kHandedToFiles), InputError);
+  // Windows unknown (the whole corpus): counted as held.
+  o.max_memory.reset();
+  o.num_seqs = 0;
+  EXPECT_EQ(pass::planPass(o, dir, config, pass::FinalLayers::kHandedToFiles).memory.statistics,
+            pass::planPass(o, dir, config).memory.statistics);
+}
+
 TEST(Plan, QkHeadsAreNamedByTheirZeroBasedBlock) {
   ScratchDir s;
   const auto dir = smallModel(s);

@@ -3,6 +3,7 @@
 // large is allocated, so that a run that cannot fit stops at once with a batch size that
 // does. Torch-free.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,9 @@ struct PassShape {
   int64_t windows = 0;           // at most this many windows (--num-seqs; 0: unknown): the samples' rows
   bool device_memory = false;    // a GPU's pass: the statistics' host parts are not the device's
   bool layer_major = false;      // on a GPU, a layer's sums on the device only while its block runs
+  // Layer-major in one wave, each layer handed to its file once its block has run for every
+  // window: one layer's statistics being summed and one being written, never all of them.
+  bool streamed = false;
 };
 
 struct MemoryEstimate {
@@ -44,6 +48,8 @@ struct MemoryEstimate {
 MemoryEstimate estimatePassMemory(const model::ModelConfig& config, int64_t parameters, const PassShape& shape);
 // The largest batch (at most shape.batch) whose estimate fits in `limit` bytes; 0 if none.
 int64_t largestBatchWithin(const model::ModelConfig& config, int64_t parameters, PassShape shape, int64_t limit);
+// The same with the estimate a caller makes of a shape (growing with its batch).
+int64_t largestBatchWithin(PassShape shape, int64_t limit, const std::function<MemoryEstimate(const PassShape&)>& estimate);
 
 // Windows per forward pass when none is asked for: enough tokens (2048 on a CPU, 32768 on
 // a GPU) for the matrix products to run near the device's rate, no more (memory).

@@ -52,9 +52,15 @@ struct PassPlan {
   ReportOptions report;                    // as asked, with the defaults fitted to the window and width
 };
 
+// What becomes of a layer's statistics once they are final: held to the end (a bench, a
+// distributed rank, which reduces them at the end), or handed to a file beside the state
+// and let go (one process that writes its state).
+enum class FinalLayers { kHeld, kHandedToFiles };
+
 // Judges every option against the config (InputError naming the option) and resolves the
 // plan. Reads nothing but what `config` already holds, and the machine's free memory.
-PassPlan planPass(const AnalyzeOptions& options, const std::filesystem::path& model_dir, const model::ModelConfig& config);
+PassPlan planPass(const AnalyzeOptions& options, const std::filesystem::path& model_dir, const model::ModelConfig& config,
+                  FinalLayers final_layers = FinalLayers::kHeld);
 
 // The report options for a positional basis [positions, dim]: a --screenot-k the user did
 // not give is cut to the largest that fits (as --lowfreq-k's default is); one given that
