@@ -61,6 +61,15 @@ def families():
                                                      "original_max_position_embeddings": 64},
                                     tie_word_embeddings=True, **common),
                       t.LlamaForCausalLM, "model.layers"),
+        # YaRN: a base of 100 so that the ramp between kept and interpolated pairs falls inside
+        # head_dim 12 (pairs 0 kept, 1 half, 2+ slowed by 4 over a context of 16), cos and sin
+        # times 0.1 ln 4 + 1.
+        "hf-llama-yarn": (t.LlamaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                        intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                        rope_parameters={"rope_type": "yarn", "rope_theta": 100.0, "factor": 4.0,
+                                                         "original_max_position_embeddings": 16},
+                                        tie_word_embeddings=False, **common),
+                          t.LlamaForCausalLM, "model.layers"),
         # Linear position interpolation, with biases on q, k, v and o (attention_bias).
         "hf-llama-linear": (t.LlamaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
                                           num_key_value_heads=4, intermediate_size=80, vocab_size=120,
@@ -178,6 +187,36 @@ def families():
                                      intermediate_size=80, vocab_size=120, max_position_embeddings=64, logit_scale=0.25,
                                      pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                       t.CohereForCausalLM, "model.layers"),
+        # Gemma-3 (text): three blocks local, global, local (layer_types), the local ones with a
+        # window of 8 and their own RoPE base, the global one's RoPE linearly scaled; per-head
+        # q/k norms (1 + w), sandwich norms, logits x query_pre_attn_scalar^-1/2, no caps.
+        "hf-gemma3": (t.Gemma3TextConfig(num_hidden_layers=3, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                         head_dim=16, intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                         sliding_window=8, query_pre_attn_scalar=20,
+                                         layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                         rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0,
+                                                                             "rope_theta": 10000.0},
+                                                          "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}},
+                                         **common),
+                      t.Gemma3ForCausalLM, "model.layers"),
+        # Mixtral: 4 experts (w1, w3, w2 under block_sparse_moe), 2 a token, renormalised.
+        "hf-mixtral": (t.MixtralConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                       intermediate_size=40, num_local_experts=4, num_experts_per_tok=2,
+                                       vocab_size=120, max_position_embeddings=64, **common),
+                       t.MixtralForCausalLM, "model.layers"),
+        # Qwen2-MoE: block 0 a mixture of 4 experts (2 a token, not renormalised) and a gated
+        # shared expert, block 1 dense (mlp_only_layers); biases on q, k and v.
+        "hf-qwen2-moe": (t.Qwen2MoeConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                          intermediate_size=80, moe_intermediate_size=32, shared_expert_intermediate_size=56,
+                                          num_experts=4, num_experts_per_tok=2, norm_topk_prob=False, mlp_only_layers=[1],
+                                          vocab_size=120, max_position_embeddings=64, **common),
+                         t.Qwen2MoeForCausalLM, "model.layers"),
+        # Qwen3-MoE: per-head q/k norms, head_dim 16, 4 experts of 32, 2 a token, renormalised.
+        "hf-qwen3-moe": (t.Qwen3MoeConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                          head_dim=16, intermediate_size=80, moe_intermediate_size=32, num_experts=4,
+                                          num_experts_per_tok=2, norm_topk_prob=True, vocab_size=120,
+                                          max_position_embeddings=64, **common),
+                         t.Qwen3MoeForCausalLM, "model.layers"),
     }
 
 
@@ -191,9 +230,45 @@ def blocks_of(model, path):
     return module
 
 
+ROUTING_MARGIN = 0.05  # of the largest router logit: far beyond bfloat16's rounding of it
+
+
+def decisive_ids(model, ids, vocab_size):
+    """A mixture's routing is discontinuous: a token whose k-th and (k+1)-th router logits
+    (float64) lie closer than ROUTING_MARGIN of the largest may take other experts in any
+    reduced precision, transformers' own bfloat16 run included, and then the golden says
+    nothing about arithmetic. Such tokens are drawn again until none is left; ids of a model
+    without routers are returned as they are."""
+    routers = [m for _, m in model.named_modules() if hasattr(m, "top_k") and hasattr(m, "weight")
+               and getattr(m, "weight").dim() == 2]
+    if not routers:
+        return ids
+    generator = torch.Generator().manual_seed(2)
+    for _ in range(200):
+        close = torch.zeros(ids.shape, dtype=torch.bool)
+
+        def hook(module, inputs, output):
+            logits = (output[0] if isinstance(output, tuple) else output).reshape(ids.shape + (-1,))
+            ranked = logits.sort(-1, descending=True).values
+            gap = ranked[..., module.top_k - 1] - ranked[..., module.top_k]
+            close.logical_or_(gap < ROUTING_MARGIN * ranked.abs().max(-1).values)
+
+        handles = [r.register_forward_hook(hook) for r in routers]
+        with torch.no_grad():
+            model(input_ids=ids)
+        for h in handles:
+            h.remove()
+        if not close.any():
+            return ids
+        ids = ids.clone()
+        ids[close] = torch.randint(0, vocab_size, (int(close.sum()),), generator=generator)
+    raise SystemExit("no ids route decisively: lower ROUTING_MARGIN or change the model")
+
+
 def make(name, config, cls, block_path):
     torch.manual_seed(0)
     config._attn_implementation = "eager"  # attention weights are returned only by eager attention
+    config._experts_implementation = "eager"  # a loop over the experts: grouped_mm has no float64
     model = cls(config).eval()
     # transformers initialises biases to zero and norm weights to one: give every 1-D
     # parameter random values, so that a bias or norm scale that posgeom dropped would show.
@@ -208,6 +283,7 @@ def make(name, config, cls, block_path):
     if name == "hf-roberta":
         ids[1, 5] = config.pad_token_id  # a padding token mid-sequence: RoBERTa's positions skip it
     reference = model.to(torch.float64)
+    ids = decisive_ids(reference, ids, config.vocab_size)
     blocks = blocks_of(reference, block_path)
     last_block = {}
     blocks[-1].register_forward_hook(lambda m, i, o: last_block.__setitem__("out", o[0] if isinstance(o, tuple) else o))

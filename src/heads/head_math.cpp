@@ -5,7 +5,8 @@
 
 namespace posgeom::heads::detail {
 
-RotaryTable::RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies, bool interleaved_pairs)
+RotaryTable::RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies, bool interleaved_pairs,
+                         double scale)
     : interleaved(interleaved_pairs) {
   if (inverse_frequencies.empty()) return;
   const auto pairs = static_cast<Eigen::Index>(inverse_frequencies.size());
@@ -14,8 +15,8 @@ RotaryTable::RotaryTable(Eigen::Index positions, const std::vector<double>& inve
   for (Eigen::Index j = 0; j < pairs; ++j)
     for (Eigen::Index t = 0; t < positions; ++t) {
       const double angle = static_cast<double>(t) * inverse_frequencies[static_cast<std::size_t>(j)];
-      cos(t, j) = std::cos(angle);
-      sin(t, j) = std::sin(angle);
+      cos(t, j) = std::cos(angle) * scale;
+      sin(t, j) = std::sin(angle) * scale;
     }
 }
 

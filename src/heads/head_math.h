@@ -12,9 +12,11 @@ namespace posgeom::heads::detail {
 struct RotaryTable {
   Eigen::MatrixXd cos, sin;
   bool interleaved = false;
-  RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies, bool interleaved = false);
+  // cos and sin times `scale` (YaRN's attention_factor), as the model turns q and k.
+  RotaryTable(Eigen::Index positions, const std::vector<double>& inverse_frequencies, bool interleaved = false,
+              double scale = 1.0);
   static RotaryTable of(Eigen::Index count, const positions::Rope& rope) {
-    return {count, rope.inverse_frequencies, rope.interleaved()};
+    return {count, rope.inverse_frequencies, rope.interleaved(), rope.scale};
   }
 };
 // RoPE alone, in place: row t of y [T, dh] turned to position t (pairs (j, j + F), j < F, or

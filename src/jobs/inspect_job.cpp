@@ -21,11 +21,13 @@ nlohmann::json inspectModel(const std::string& model, const std::string& revisio
   const auto resolved = resolveTensors(checkpoint, arch, config);
 
   int64_t parameters = 0;
+  double active_parameters = 0;  // a token's: of a mixture's experts, the share its router picks
   std::map<std::string, int64_t> dtype_counts;
   std::map<int64_t, std::pair<int64_t, int64_t>> per_block;  // block (-1: outside) -> parameters, stored bytes
   bool has_lm_head = false;
   for (const auto& t : resolved) {
     parameters += t.view->numel();
+    active_parameters += static_cast<double>(t.view->numel()) * t.spec.active_share;
     auto& [block_parameters, block_bytes] = per_block[t.spec.block];
     block_parameters += t.view->numel();
     block_bytes += static_cast<int64_t>(t.view->nbytes);
@@ -50,7 +52,7 @@ nlohmann::json inspectModel(const std::string& model, const std::string& revisio
                            "merges.txt", "vocab.txt", "tokenizer.model"})
     if (fs::exists(dir / name)) tokenizer.push_back(name);
 
-  return {{"directory", dir.string()},
+  nlohmann::json info = {{"directory", dir.string()},
           {"model_type", config.model_type},
           {"family", arch.family},
           {"layers", config.num_layers},
@@ -71,6 +73,17 @@ nlohmann::json inspectModel(const std::string& model, const std::string& revisio
           {"lm_head", has_lm_head ? "separate" : (config.tie_word_embeddings ? "tied" : "none")},
           {"weight_files", files},
           {"tokenizer_files", tokenizer}};
+  if (config.moe.experts > 0) {
+    int64_t sparse_blocks = 0;
+    for (int64_t b = 0; b < config.num_layers; ++b) sparse_blocks += config.moe.sparse(b) ? 1 : 0;
+    info["experts"] = {{"experts", config.moe.experts},
+                       {"per_token", config.moe.experts_per_token},
+                       {"expert_size", config.moe.expert_size},
+                       {"shared_expert_size", config.moe.shared_expert_size},
+                       {"sparse_blocks", sparse_blocks},
+                       {"active_parameters", static_cast<int64_t>(active_parameters)}};
+  }
+  return info;
 }
 
 std::string formatInspection(const nlohmann::json& info) {
@@ -93,6 +106,14 @@ std::string formatInspection(const nlohmann::json& info) {
                             : ", no fixed maximum"));
   row("attention", info["attention"]);
   row("parameters", info["parameters"]);
+  if (info.contains("experts")) {
+    const auto& e = info["experts"];
+    const auto shared = e["shared_expert_size"].get<int64_t>();
+    row("experts", e["experts"].dump() + " in each of " + e["sparse_blocks"].dump() + " blocks, " + e["per_token"].dump() +
+                       " a token, " + e["expert_size"].dump() + " wide" +
+                       (shared > 0 ? " (and a shared expert " + std::to_string(shared) + " wide)" : "") + "; " +
+                       e["active_parameters"].dump() + " parameters active a token");
+  }
   const auto& block = info["largest_block"];
   row("largest block", "block " + block["block"].dump() + ": " + block["parameters"].dump() + " parameters, " +
                            formatBytes(block["bytes"].get<int64_t>()) + " stored (outside the blocks: " +

@@ -14,12 +14,13 @@ namespace posgeom::model {
 // The one list of architectures (alphabetical by model_type).
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {
-      bertArchitecture(),    bloomArchitecture(),   cohereArchitecture(),   gemmaArchitecture(),   gemma2Architecture(),
-      gpt2Architecture(),    gptNeoArchitecture(),  gptNeoXArchitecture(), gptJArchitecture(),   graniteArchitecture(),
-      llamaArchitecture(),
-      mistralArchitecture(), olmoArchitecture(),    optArchitecture(),     phiArchitecture(),    phi3Architecture(),   qwen2Architecture(),
-      qwen3Architecture(),
-      robertaArchitecture(), smollm3Architecture(), stablelmArchitecture(), starcoder2Architecture()};
+      bertArchitecture(),     bloomArchitecture(),     cohereArchitecture(),   gemmaArchitecture(),
+      gemma2Architecture(),   gemma3Architecture(),    gpt2Architecture(),      gptNeoArchitecture(),   gptNeoXArchitecture(),
+      gptJArchitecture(),     graniteArchitecture(),   llamaArchitecture(),    mistralArchitecture(),
+      mixtralArchitecture(),  olmoArchitecture(),      optArchitecture(),      phiArchitecture(),
+      phi3Architecture(),     qwen2Architecture(),     qwen2MoeArchitecture(), qwen3Architecture(),
+      qwen3MoeArchitecture(), robertaArchitecture(),   smollm3Architecture(),  stablelmArchitecture(),
+      starcoder2Architecture()};
   return list;
 }
 
@@ -121,6 +122,11 @@ ModelConfig configForShape(const ModelShape& shape, const ShapeDefaults& default
   config.activation = defaults.activation;
   config.tie_word_embeddings = defaults.tie_word_embeddings;
   config.positions = defaults.positions;
+  config.moe = defaults.moe;
+  if (config.moe.experts > 0) {
+    config.moe.expert_size = config.intermediate_size;
+    if (config.moe.shared_expert_size != 0) config.moe.shared_expert_size = config.intermediate_size;
+  }
   return config;
 }
 

@@ -84,11 +84,25 @@ positions::BlockPositions Model::kernelPositions(int64_t block, int64_t seq_len)
   k.mask.causal = !config_.bidirectional;
   k.mask.window = config_.attentionWindow(block);
   if (config_.rotates(block))
-    k.rope.inverse_frequencies = ropeInverseFrequencies(config_.rope, config_.headDim(), config_.max_positions, seq_len);
+    k.rope.inverse_frequencies = ropeInverseFrequencies(config_.ropeFor(block), config_.headDim(), config_.max_positions, seq_len);
   k.rope.pairing = config_.rope.interleaved ? positions::RopePairing::kInterleaved : positions::RopePairing::kRotateHalf;
+  k.rope.scale = config_.ropeFor(block).attention_factor;
   k.scale = config_.attention_scale;
   k.logit_cap = config_.attention_logit_cap;
   return p;
+}
+
+void Model::setRotaryTables(BlockContext& context, int64_t seq_len) const {
+  context.rope = rotaryTables(seq_len);  // block 0's
+  if (!config_.local_rope) return;
+  // Each kind's from the first block of that kind: with a window (its own RoPE), without.
+  bool made[2] = {false, false};
+  for (int64_t b = 0; b < config_.num_layers; ++b) {
+    const bool local = config_.usesLocalRope(b);
+    if (made[local]) continue;
+    (local ? context.local_rope : context.rope) = ops::rotaryTables(seq_len, kernelPositions(b, seq_len).shared.rope, numerics_);
+    made[local] = true;
+  }
 }
 
 positions::BlockPositions Model::alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const {

@@ -1,5 +1,8 @@
 #include "posgeom/model/model_config.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace posgeom::model {
 
 const char* positionSchemeName(PositionScheme scheme) {
@@ -18,6 +21,17 @@ std::string describePositions(const ModelConfig& c) {
   int64_t count = 0;
   for (int64_t b = 0; b < c.num_layers; ++b)
     if (c.positions == PositionScheme::kRope && !c.rotates(b)) unrotated += (count++ ? ", " : "") + std::to_string(b);
+  if (c.positions == PositionScheme::kRope && c.local_rope) {
+    auto base = [](double theta) {  // 1000000, not 1e+06
+      std::ostringstream out;
+      if (theta == std::floor(theta) && theta < 1e15)
+        out << static_cast<int64_t>(theta);
+      else
+        out << theta;
+      return out.str();
+    };
+    s += " (base " + base(c.local_rope->theta) + " in the blocks with a window, " + base(c.rope.theta) + " in the others)";
+  }
   return count == 0 ? s : s + " except block" + (count > 1 ? "s " : " ") + unrotated + " (NoPE)";
 }
 

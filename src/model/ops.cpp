@@ -141,13 +141,13 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 }
 
 RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num,
-                          bool interleaved) {
+                          bool interleaved, double scale) {
   // Angles in float64: at long positions float32 angles lose digits that the cos/sin keep.
   const auto dopt = at::TensorOptions().dtype(at::kDouble);
   const auto inv_freq = at::tensor(inverse_frequencies, dopt);
   const auto freqs = at::outer(at::arange(seq_len, dopt), inv_freq);
   const auto angles = interleaved ? freqs.repeat_interleave(2, -1) : at::cat({freqs, freqs}, -1);
-  return {num.fit(at::cos(angles).to(at::kFloat)), num.fit(at::sin(angles).to(at::kFloat)), interleaved};
+  return {num.fit((at::cos(angles) * scale).to(at::kFloat)), num.fit((at::sin(angles) * scale).to(at::kFloat)), interleaved};
 }
 
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {

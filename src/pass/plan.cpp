@@ -278,6 +278,10 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
     plan.heads = headOptionsOf(o);
     plan.heads->subspace_k = plan.report.screenot_k;
     plan.heads->repeat_period = plan.repeat_period;
+    if (o.neurons && config.moe.sparse(0))
+      throw InputError(option::kNeurons, "is not available for model_type '" + config.model_type +
+                                             "': block 0's MLP is a mixture of experts (its router picks which neurons a "
+                                             "token reaches, so no one circuit of neurons is the block's)");
     if (o.neurons && a.layers.count(1) == 0)
       throw InputError(option::kNeurons, "reads block 0's heads: --layer must include 1 (hidden.1, the state block 0 writes)");
     checkQkHeads(plan.heads->qk_maps, a.layers, config);

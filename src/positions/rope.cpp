@@ -1,5 +1,6 @@
 #include "posgeom/positions/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace posgeom::positions {
@@ -16,6 +17,20 @@ std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int64_t head_
     inv[static_cast<size_t>(j)] = 1.0 / std::pow(base, static_cast<double>(2 * j) / static_cast<double>(dim));
   if (rope.type == "linear")
     for (auto& f : inv) f /= rope.factor;
+  if (rope.type == "yarn") {
+    // The pair whose wavelength fits `rotations` times into the pretraining context.
+    const double context = static_cast<double>(rope.original_max_positions), d = static_cast<double>(dim);
+    auto pair_turning = [&](double rotations) { return d * std::log(context / (rotations * 2 * M_PI)) / (2 * std::log(base)); };
+    double low = pair_turning(rope.beta_fast), high = pair_turning(rope.beta_slow);
+    if (rope.truncate) low = std::floor(low), high = std::ceil(high);
+    low = std::max(low, 0.0), high = std::min(high, d - 1);
+    if (low == high) high += 0.001;  // as transformers: no division by zero
+    for (int64_t j = 0; j < dim / 2; ++j) {
+      const double kept = 1 - std::clamp((static_cast<double>(j) - low) / (high - low), 0.0, 1.0);
+      auto& f = inv[static_cast<size_t>(j)];
+      f = f / rope.factor * (1 - kept) + f * kept;
+    }
+  }
   if (rope.type == "llama3") {
     // Long wavelengths slowed by the factor, short ones kept, the band between interpolated.
     const double context = static_cast<double>(rope.original_max_positions);

@@ -170,7 +170,7 @@ std::vector<BadInput> cases() {
                [](const fs::path& d) {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["model_type"] = "t5"; }); }));
                },
-               2, "config.json: unsupported model_type 't5' (supported: bert, bloom, cohere, gemma, gemma2, gpt2, gpt_neo, gpt_neox, gptj, granite, llama, mistral, olmo, opt, phi, phi3, qwen2, qwen3, roberta, smollm3, stablelm, starcoder2)"));
+               2, "config.json: unsupported model_type 't5' (supported: bert, bloom, cohere, gemma, gemma2, gemma3_text, gpt2, gpt_neo, gpt_neox, gptj, granite, llama, mistral, mixtral, olmo, opt, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, smollm3, stablelm, starcoder2)"));
   c.push_back(row("weights-missing",
                [](const fs::path& d) {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { fs::remove(m / "model.safetensors"); }));
@@ -354,6 +354,9 @@ std::vector<BadInput> cases() {
   c.push_back(row("neurons-unsupported-family",
                [](const fs::path&) { return onRandomIds(fixtureModel("tiny-bloom"), {"--heads", "--neurons"}); }, 2,
                "--neurons: is not available for model_type 'bloom' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, stablelm, starcoder2, olmo without clip_qkv)"));
+  c.push_back(row("neurons-mixture-of-experts",
+               [](const fs::path&) { return onRandomIds(hfFixtureDir("hf-mixtral"), {"--heads", "--neurons"}); }, 2,
+               "--neurons: is not available for model_type 'mixtral': block 0's MLP is a mixture of experts"));
   c.push_back(row("repeated-random-too-short",
                [](const fs::path&) {
                  return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus", "repeated-random", "--num-seqs", "2",

@@ -37,6 +37,21 @@ TEST(Inspect, TextNamesTheEssentials) {
   EXPECT_NE(text.find("6 (6 key/value, head dim 12)"), std::string::npos);
 }
 
+// A mixture's experts, and the parameters a token meets: all but half the experts (2 of 4).
+TEST(Inspect, AMixtureSaysItsExpertsAndTheParametersATokenMeets) {
+  const auto info = jobs::inspectModel(hfFixtureDir("hf-qwen2-moe").string());
+  const auto& e = info["experts"];
+  EXPECT_EQ(e["experts"], 4);
+  EXPECT_EQ(e["per_token"], 2);
+  EXPECT_EQ(e["sparse_blocks"], 1);  // block 1 is dense (mlp_only_layers)
+  const int64_t experts = 4 * 3 * 32 * 48;
+  EXPECT_EQ(e["active_parameters"].get<int64_t>(), info["parameters"].get<int64_t>() - experts / 2);
+  EXPECT_NE(jobs::formatInspection(info).find("4 in each of 1 blocks, 2 a token, 32 wide (and a shared expert 56 wide)"),
+            std::string::npos)
+      << jobs::formatInspection(info);
+  EXPECT_FALSE(jobs::inspectModel(hfFixtureDir("hf-qwen2").string()).contains("experts"));
+}
+
 // A layer count the checkpoint cannot hold is refused before the tensor list is sized
 // from it (it used to allocate for minutes).
 TEST(Inspect, ALayerCountBeyondTheCheckpointIsBadInput) {

@@ -8,6 +8,7 @@
 #include "posgeom/io/safetensors.h"
 #include "posgeom/heads/sampled_attention.h"
 #include "posgeom/io/safetensors_writer.h"
+#include "posgeom/model/architecture.h"
 #include "posgeom/model/load/loader.h"
 #include "posgeom/model/random_checkpoint.h"
 #include "posgeom/model/load/weights.h"
@@ -382,7 +383,8 @@ TEST(Heads, Qwen2RotatedKeyBiasByHand) {
 // One token repeated: every window and every context alike, so each head's kernel is its
 // attention. Against transformers' own attention maps on that input (tools/hf-goldens), in
 // every block of every family: learned positions, ALiBi, plain and scaled RoPE (llama3,
-// linear, dynamic), sliding windows, soft caps and scales (Gemma-2), q/k norms (Qwen3).
+// linear, dynamic), sliding windows, soft caps and scales (Gemma-2), q/k norms (Qwen3),
+// two RoPE bases (Gemma-3), experts in the MLPs (Mixtral, Qwen-MoE: attention alike).
 class KernelIsTransformersAttention : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
@@ -426,15 +428,16 @@ TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
         EXPECT_NEAR(etc(h, n), 1.0 / a.row(n).squaredNorm(), 1e-4 * etc(h, n)) << "block " << b << " head " << h;
     }
   }
-  EXPECT_EQ(blocks, 2);
+  EXPECT_EQ(blocks, model::loadModelConfig(dir).num_layers);  // every block compared
 }
 
 INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
-                         ::testing::Values("hf-gpt2", "hf-bert", "hf-bloom", "hf-llama", "hf-llama3", "hf-llama-linear",
+                         ::testing::Values("hf-gpt2", "hf-bert", "hf-bloom", "hf-llama", "hf-llama3", "hf-llama-linear", "hf-llama-yarn",
                                            "hf-llama-dynamic", "hf-mistral", "hf-qwen2", "hf-qwen2-sliding", "hf-qwen3",
                                            "hf-gemma", "hf-gemma2", "hf-gpt-neox", "hf-gpt-neox-serial",
                                            "hf-gpt-neo", "hf-roberta", "hf-opt", "hf-opt-350m", "hf-gptj",
-                                           "hf-phi3", "hf-olmo", "hf-granite", "hf-smollm3", "hf-phi", "hf-stablelm", "hf-starcoder2", "hf-cohere"),
+                                           "hf-phi3", "hf-olmo", "hf-granite", "hf-smollm3", "hf-phi", "hf-stablelm", "hf-starcoder2", "hf-cohere",
+                                           "hf-mixtral", "hf-qwen2-moe", "hf-qwen3-moe", "hf-gemma3"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (auto& c : n)

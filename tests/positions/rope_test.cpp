@@ -61,5 +61,32 @@ TEST(Rope, InverseFrequenciesFollowTheirDefinitions) {
   EXPECT_EQ(slowed, 4);
 }
 
+// YaRN (transformers' _compute_yarn_parameters): pair j turns T_ctx f_j / 2pi times over the
+// pretraining context; the pairs' indices where that is beta_fast (32) and beta_slow (1)
+// times, d ln(T_ctx / (2 pi beta)) / (2 ln theta), rounded out, bound a ramp in j: below it a
+// pair is kept, above it slowed by the factor, between a linear mix. Here (theta 100, 12
+// dims, a context of 16) the ends are -3.3 and 1.22: 0 and 2, so pair 1 is half and half;
+// unrounded, pair 1 keeps 1 - 1 / 1.22 of itself.
+TEST(Rope, YarnKeepsFastPairsSlowsSlowOnesAndRampsBetween) {
+  positions::RopeConfig rope;
+  rope.theta = 100.0;
+  const auto plain = positions::ropeInverseFrequencies(rope, 12, 64, 24);
+  rope.type = "yarn";
+  rope.factor = 4.0;
+  rope.original_max_positions = 16;
+  const auto yarn = positions::ropeInverseFrequencies(rope, 12, 64, 24);
+  ASSERT_EQ(yarn.size(), 6u);
+  EXPECT_EQ(yarn[0], plain[0]);
+  EXPECT_NEAR(yarn[1], 0.5 * plain[1] + 0.5 * plain[1] / 4, 1e-15);
+  for (size_t j = 2; j < 6; ++j) EXPECT_NEAR(yarn[j], plain[j] / 4, 1e-15) << j;
+  // transformers' own numbers for this config (float32): pairs 1 and 2.
+  EXPECT_NEAR(yarn[1], 0.2900993227958679, 1e-7);
+  EXPECT_NEAR(yarn[2], 0.0538608618080616, 1e-7);
+  rope.truncate = false;
+  const double high = 12 * std::log(16 / (2 * M_PI)) / (2 * std::log(100.0));
+  const double kept = 1 - 1 / high;
+  EXPECT_NEAR(positions::ropeInverseFrequencies(rope, 12, 64, 24)[1], kept * plain[1] + (1 - kept) * plain[1] / 4, 1e-15);
+}
+
 }  // namespace
 }  // namespace posgeom::testing

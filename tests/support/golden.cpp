@@ -1,5 +1,8 @@
 #include "golden.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "posgeom/io/safetensors.h"
@@ -68,11 +71,17 @@ namespace {
 void expectMatches(const std::vector<GoldenComparison>& comparisons, const std::string& golden_name,
                    const std::string& dtype, const std::string& device, double rel_tol) {
   ASSERT_FALSE(comparisons.empty());
+  double worst = 0;
   for (const auto& c : comparisons) {
     EXPECT_TRUE(c.produced) << golden_name << ": " << c.tensor << " not produced";
     EXPECT_LE(c.max_abs_error, rel_tol * (1.0 + c.max_abs_golden))
         << golden_name << " " << c.tensor << " in " << dtype << " on " << device << ": max |error| " << c.max_abs_error;
+    worst = std::max(worst, c.max_abs_error / (1.0 + c.max_abs_golden));
   }
+  // The README's precision table: --gtest_output=xml records it per case.
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", worst);
+  ::testing::Test::RecordProperty("worst_relative_error", text);
 }
 
 }  // namespace

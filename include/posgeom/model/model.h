@@ -57,6 +57,7 @@ struct BlockContext {
   bool causal = true;
   int64_t seq_len = 0;
   ops::RotaryTables rope;     // undefined tables: no rotation
+  ops::RotaryTables local_rope;  // Gemma-3: the windowed blocks' own (ModelConfig::local_rope)
   at::Tensor attention_bias;  // the additive terms (ALiBi, a relative-bias table) [H,T,T], or undefined
 
   // Training: dropout on embeddings and residual branches (GPT-2); the tensor itself otherwise.
@@ -159,6 +160,12 @@ class Model {
   // terms, which ALiBi's are for every block).
   ops::RotaryTables rotaryTables(int64_t seq_len) const {
     return ops::rotaryTables(seq_len, kernelPositions(0, seq_len).shared.rope, numerics_);
+  }
+  // Where the windowed blocks turn by RoPE of their own (Gemma-3): each kind's tables, from
+  // a block of each kind, into the context; and block `block`'s among them.
+  void setRotaryTables(BlockContext& context, int64_t seq_len) const;
+  const ops::RotaryTables& rotaryTablesFor(int64_t block, const BlockContext& context) const {
+    return config_.usesLocalRope(block) ? context.local_rope : context.rope;
   }
   at::Tensor positionBias(int64_t seq_len) const {
     return ops::positionBias(kernelPositions(0, seq_len), config_.num_heads, seq_len, numerics_.device);

@@ -2,6 +2,7 @@
 // The hyper-parameters every architecture reduces its config.json to.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,26 @@ std::string describePositions(const ModelConfig& c);
 // with the heads analysis); the model reads and names them as its own.
 using positions::RopeConfig;
 using positions::ropeInverseFrequencies;
+
+// A mixture of experts in place of a block's MLP (Mixtral, Qwen2-MoE, Qwen3-MoE): each
+// token's router logits softmaxed in float32, its `experts_per_token` most probable experts
+// run and their outputs summed weighted by those probabilities (renormalised over the chosen
+// ones with normalize_top_k); Qwen2-MoE adds a shared expert every token takes, gated by a
+// sigmoid. Blocks listed in dense_blocks keep a dense MLP of intermediate_size.
+struct MixtureOfExperts {
+  int64_t experts = 0;  // 0: every block's MLP is dense
+  int64_t experts_per_token = 0;
+  int64_t expert_size = 0;  // each expert's intermediate width
+  bool normalize_top_k = true;
+  // Qwen's routing weights are rounded to the activations' dtype before they scale an
+  // expert's output; Mixtral's stay float32 and the product is rounded.
+  bool weights_in_compute_dtype = false;
+  int64_t shared_expert_size = 0;  // 0: none
+  std::vector<bool> dense_blocks;  // true: that block's MLP is dense (Qwen's mlp_only_layers, decoder_sparse_step)
+  bool sparse(int64_t block) const {
+    return experts > 0 && !(block >= 0 && block < static_cast<int64_t>(dense_blocks.size()) && dense_blocks[static_cast<size_t>(block)]);
+  }
+};
 
 struct ModelConfig {
   std::string model_type;
@@ -61,6 +82,9 @@ struct ModelConfig {
   double logit_divisor = 1;
   // SmolLM3's NoPE blocks: q and k not turned there (empty: RoPE in every block of a RoPE model).
   std::vector<bool> unrotated_blocks;
+  MixtureOfExperts moe;
+  // Gemma-3: the RoPE of the blocks with a sliding window, where it differs from `rope`.
+  std::optional<RopeConfig> local_rope;
 
   int64_t headDim() const { return head_dim > 0 ? head_dim : hidden_size / num_heads; }
   bool rotates(int64_t block) const {
@@ -70,6 +94,8 @@ struct ModelConfig {
   int64_t attentionWindow(int64_t block) const {
     return block >= 0 && block < static_cast<int64_t>(attention_windows.size()) ? attention_windows[static_cast<size_t>(block)] : 0;
   }
+  bool usesLocalRope(int64_t block) const { return local_rope && attentionWindow(block) > 0; }
+  const RopeConfig& ropeFor(int64_t block) const { return usesLocalRope(block) ? *local_rope : rope; }
 };
 
 }  // namespace posgeom::model

@@ -57,10 +57,11 @@ struct RotaryTables {
   at::Tensor sin;  // [T, 2F]
   bool interleaved = false;
 };
+// cos and sin times `scale` (YaRN's attention_factor), as transformers multiplies them.
 RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num,
-                          bool interleaved = false);
+                          bool interleaved = false, double scale = 1.0);
 inline RotaryTables rotaryTables(int64_t seq_len, const positions::Rope& rope, const Numerics& num) {
-  return rotaryTables(seq_len, rope.inverse_frequencies, num, rope.interleaved());
+  return rotaryTables(seq_len, rope.inverse_frequencies, num, rope.interleaved(), rope.scale);
 }
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables);  // x [B,H,T,dh]
 

@@ -21,6 +21,7 @@ enum class RopePairing {
 struct Rope {
   std::vector<double> inverse_frequencies;  // one per turning pair; empty: no rotation
   RopePairing pairing = RopePairing::kRotateHalf;
+  double scale = 1.0;  // cos and sin multiplied by it (YaRN's attention_factor)
   bool interleaved() const { return pairing == RopePairing::kInterleaved; }
 };
 

@@ -15,19 +15,23 @@ Architecture bloomArchitecture();
 Architecture cohereArchitecture();
 Architecture gemmaArchitecture();
 Architecture gemma2Architecture();
+Architecture gemma3Architecture();
 Architecture gpt2Architecture();
 Architecture gptNeoArchitecture();
 Architecture gptNeoXArchitecture();
 Architecture gptJArchitecture();
 Architecture llamaArchitecture();
 Architecture mistralArchitecture();
+Architecture mixtralArchitecture();
 Architecture graniteArchitecture();
 Architecture olmoArchitecture();
 Architecture optArchitecture();
 Architecture phiArchitecture();
 Architecture phi3Architecture();
 Architecture qwen2Architecture();
+Architecture qwen2MoeArchitecture();
 Architecture qwen3Architecture();
+Architecture qwen3MoeArchitecture();
 Architecture robertaArchitecture();
 Architecture smollm3Architecture();
 Architecture stablelmArchitecture();
@@ -63,6 +67,9 @@ struct ShapeDefaults {
   std::string activation;
   bool tie_word_embeddings = true;
   PositionScheme positions = PositionScheme::kLearned;
+  // A mixture family's: its routing, and experts (a shared one too where its
+  // shared_expert_size is not 0) as wide as the shape's intermediate size.
+  MixtureOfExperts moe{};
 };
 
 // The sizes of `shape` (kv heads and MLP width defaulted, ModelShape's checks) with the

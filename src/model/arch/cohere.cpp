@@ -5,6 +5,7 @@
 // q/k norms (use_qk_norm) are refused by name; --neurons is not available (its MLP reads the
 // block's input).
 #include "llama_style.h"
+#include "rope_config.h"
 
 namespace posgeom::model {
 
@@ -17,8 +18,7 @@ Architecture cohereArchitecture() {
         if (c.boolean({"use_qk_norm"}, false)) c.fail("use_qk_norm = true is not supported for cohere");
         m.norm_eps = normEpsilon(c, {"layer_norm_eps"}, 1e-5);
         m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
-        const auto& j = c.json();
-        if (!j.contains("rope_parameters") && !j.contains("rope_theta")) m.rope.theta = 5e5;  // transformers' default
+        ropeThetaOr(c, m, 5e5);  // transformers' default
         m.rope.interleaved = true;
         m.parallel_residual = true;
         // Logits times the scale; as a divisor, exact for the powers of two Cohere ships.

@@ -18,15 +18,8 @@ Architecture gemma2Architecture() {
         m.attention_windows = llama_style::layerWindows(c, m.num_layers, [](int64_t i) { return i % 2 == 0; }, 4096);
         // Logits scale by its inverse root: 0 divides by zero, a negative one is complex.
         m.attention_scale = 1.0 / std::sqrt(positiveNumber(c, {"query_pre_attn_scalar"}, 256.0));
-        // Absent: transformers' defaults; null: no cap. tanh(x / cap) needs 1 / cap finite.
-        auto cap = [&](const char* key, double fallback) {
-          const auto& j = c.json();
-          if (!j.contains(key)) return fallback;
-          if (j[key].is_null()) return 0.0;
-          return positiveNumber(c, {key}, fallback, "positive or null");
-        };
-        m.attention_logit_cap = cap("attn_logit_softcapping", 50.0);
-        m.final_logit_cap = cap("final_logit_softcapping", 30.0);
+        m.attention_logit_cap = llama_style::softCap(c, "attn_logit_softcapping", 50.0);
+        m.final_logit_cap = llama_style::softCap(c, "final_logit_softcapping", 30.0);
       },
       {"gelu_pytorch_tanh", true, PositionScheme::kRope});
 }

@@ -86,6 +86,13 @@ void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation
   if (!c.json().contains("head_dim")) m.head_dim = 256;
 }
 
+double softCap(const io::JsonConfig& c, const char* key, double fallback) {
+  const auto& j = c.json();
+  if (!j.contains(key)) return fallback;
+  if (j[key].is_null()) return 0.0;
+  return positiveNumber(c, {key}, fallback, "positive or null");
+}
+
 nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style) {
   auto j = sizesJson(m, style.architecture, style.model_type);
   j.update({{"num_key_value_heads", m.num_kv_heads},
@@ -103,6 +110,12 @@ nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style) {
       j["rope_scaling"].update({{"low_freq_factor", m.rope.low_freq_factor},
                                 {"high_freq_factor", m.rope.high_freq_factor},
                                 {"original_max_position_embeddings", m.rope.original_max_positions}});
+    if (m.rope.type == "yarn")
+      j["rope_scaling"].update({{"original_max_position_embeddings", m.rope.original_max_positions},
+                                {"attention_factor", m.rope.attention_factor},
+                                {"beta_fast", m.rope.beta_fast},
+                                {"beta_slow", m.rope.beta_slow},
+                                {"truncate", m.rope.truncate}});
   }
   if (m.attention_scale > 0) j["query_pre_attn_scalar"] = 1.0 / (m.attention_scale * m.attention_scale);
   if (m.attention_logit_cap > 0) j["attn_logit_softcapping"] = m.attention_logit_cap;
@@ -140,6 +153,10 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
     if (post_attention_norm) norm(l + "post_attention_layernorm", d);
     if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false).norm(l + "post_feedforward_layernorm", d, false);
+    if (style.experts && m.moe.sparse(i)) {
+      mixture::addTensors(s, l, m, *style.experts);
+      continue;
+    }
     if (style.dense_mlp) {
       s.weight(l + "mlp.c_fc.weight", {f, d}).weight(l + "mlp.c_proj.weight", {d, f});
       if (m.mlp_bias) s.bias(l + "mlp.c_fc.bias", f).bias(l + "mlp.c_proj.bias", d);
@@ -220,6 +237,11 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
     layer_weights.q = g("self_attn.q_proj.weight");
     layer_weights.k = g("self_attn.k_proj.weight");
     layer_weights.v = g("self_attn.v_proj.weight");
+  }
+  const bool sparse = style_.experts && c.moe.sparse(i);
+  if (sparse) {
+    layer_weights.mixture = mixture::load(w, l, c, *style_.experts);
+  } else if (!style_.fused_projections) {
     if (!style_.dense_mlp) layer_weights.gate = g("mlp.gate_proj.weight");
     layer_weights.up = g(style_.dense_mlp ? "mlp.c_fc.weight" : "mlp.up_proj.weight");
   }
@@ -235,7 +257,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   layer_weights.ln_2 = post_attention_norm ? norm_weight("post_attention_layernorm.weight") : at::Tensor();
   layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
   layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
-  layer_weights.down = g(style_.dense_mlp ? "mlp.c_proj.weight" : "mlp.down_proj.weight");
+  if (!sparse) layer_weights.down = g(style_.dense_mlp ? "mlp.c_proj.weight" : "mlp.down_proj.weight");
   return layer_weights;
 }
 
@@ -260,13 +282,14 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
   auto clip = [&](const at::Tensor& t) { return c.qkv_clip > 0 ? t.clamp(-c.qkv_clip, c.qkv_clip) : t; };
   auto q = ops::splitHeads(clip(ops::linear(a, l.q, l.q_bias, num)), c.num_heads);
   auto k = ops::splitHeads(clip(ops::linear(a, l.k, l.k_bias, num)), c.num_kv_heads);
-  if (style_.qk_norm) {
-    q = ops::rmsNorm(q, l.q_norm, c.norm_eps, num);
-    k = ops::rmsNorm(k, l.k_norm, c.norm_eps, num);
+  if (style_.qk_norm) {  // each head's, as the family's other norms (Gemma-3's 1 + w)
+    q = norm(q, l.q_norm);
+    k = norm(k, l.k_norm);
   }
   if (c.rotates(block)) {
-    q = num.round(ops::applyRotary(q, context.rope));
-    k = num.round(ops::applyRotary(k, context.rope));
+    const auto& tables = rotaryTablesFor(block, context);
+    q = num.round(ops::applyRotary(q, tables));
+    k = num.round(ops::applyRotary(k, tables));
   }
   const auto v = ops::splitHeads(clip(ops::linear(a, l.v, l.v_bias, num)), c.num_kv_heads);
   return ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(block, context), num)), l.o, l.o_bias, num);
@@ -276,7 +299,7 @@ at::Tensor DecoderModel::embed(const at::Tensor& ids, BlockContext& context) con
   const auto& c = config();
   const auto& num = numerics();
   const int64_t t = ids.size(1);
-  context.rope = rotaryTables(t);
+  setRotaryTables(context, t);
   auto x = at::embedding(embed_, ids);
   // Gemma multiplies by sqrt(d) held in the activations' dtype.
   if (style_.gemma_norms) x = num.round(x * num.fit(at::scalar_tensor(std::sqrt(static_cast<double>(c.hidden_size)))));
@@ -294,8 +317,8 @@ at::Tensor DecoderModel::mlp(const Layer& l, const at::Tensor& m) const {
   const auto& num = numerics();
   if (style_.dense_mlp)
     return ops::linear(ops::activation(config().activation, ops::linear(m, l.up, l.up_bias, num), num), l.down, l.down_bias, num);
-  const auto gate = ops::activation(config().activation, ops::linear(m, l.gate, {}, num), num);
-  return ops::linear(num.round(gate * ops::linear(m, l.up, {}, num)), l.down, {}, num);
+  if (l.mixture) return mixture::forward(*l.mixture, m, config(), num);
+  return mixture::gatedMlp({l.gate, l.up, l.down}, m, config().activation, num);
 }
 
 at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContext& context) const {
@@ -332,7 +355,8 @@ ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r
 std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) const {
   const auto& c = config();
   // A parallel residual's MLP (Cohere) reads the block's input, not the stream after attention: not this circuit.
-  if (style_.sandwich_norms || c.qkv_clip > 0 || c.parallel_residual) return std::nullopt;
+  // Nor a mixture's: which neurons a token reaches depends on its router.
+  if (style_.sandwich_norms || c.qkv_clip > 0 || c.parallel_residual || (style_.experts && c.moe.sparse(0))) return std::nullopt;
   const auto held = layers_.peek(0);
   const auto& l = *held;
   const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);
@@ -378,9 +402,10 @@ QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
   const auto zeros = at::zeros({h, dh}, at::TensorOptions().dtype(at::kFloat).device(l.q.device()));
   QueryKeyMaps maps{per_query_head(l.q, h), l.q_bias.defined() ? per_query_head(l.q_bias, h) : zeros,
                     per_query_head(l.k, kv), l.k_bias.defined() ? per_query_head(l.k_bias, kv) : zeros};
-  if (style_.qk_norm) {
-    maps.q_norm = l.q_norm.to(at::kFloat).expand({h, dh}).contiguous();
-    maps.k_norm = l.k_norm.to(at::kFloat).expand({h, dh}).contiguous();
+  if (style_.qk_norm) {  // the scales as applied: Gemma's 1 + w
+    const double offset = style_.gemma_norms ? 1.0 : 0.0;
+    maps.q_norm = (l.q_norm.to(at::kFloat) + offset).expand({h, dh}).contiguous();
+    maps.k_norm = (l.k_norm.to(at::kFloat) + offset).expand({h, dh}).contiguous();
     maps.norm_eps = c.norm_eps;
   }
   maps.clip = c.qkv_clip;

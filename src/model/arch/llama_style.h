@@ -4,10 +4,12 @@
 // tie_word_embeddings. A family's own file gives its names and what differs (LlamaStyle,
 // and the config keys only it has). Private to model/arch.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "architectures.h"
+#include "mixture.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"
 #include "posgeom/model/streamed_blocks.h"
@@ -29,6 +31,9 @@ struct LlamaStyle {
   bool layer_norms = false;        // StableLM: LayerNorm with weight and bias (eps norm_eps) for every norm
   bool dense_mlp = false;          // Starcoder2: act(c_fc x) then c_proj, not the gated MLP
   bool weight_only_layer_norms = false;  // Cohere: LayerNorm with a weight and no bias for every norm
+  // Mixtral, Qwen-MoE: a mixture of experts (ModelConfig::moe) in place of the MLP of every
+  // block it makes sparse, its tensors so named; null: dense MLPs.
+  const mixture::ExpertNames* experts = nullptr;
 };
 
 // The keys every such config has: sizes, head_dim, attention_bias, RoPE from
@@ -47,6 +52,9 @@ void windowsInEveryLayer(const io::JsonConfig& c, ModelConfig& m);
 // What Gemma and Gemma-2 share: the activation under `activation_key` ("gelu" read as the
 // tanh GELU, as transformers does), a tied head, head_dim 256 unless given.
 void gemmaConfig(const io::JsonConfig& c, ModelConfig& m, const char* activation_key);
+// A soft cap under `key`: `fallback` when absent (transformers' default), 0 (none) when null,
+// else positive (tanh(x / cap) needs 1 / cap finite).
+double softCap(const io::JsonConfig& c, const char* key, double fallback);
 nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style);
 std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style);
 
@@ -78,12 +86,13 @@ class DecoderModel : public Model {
   struct Layer {
     at::Tensor ln_1, ln_1_bias, ln_2_bias, up_bias, down_bias, q, q_bias, k, k_bias, v, v_bias, o, o_bias, q_norm, k_norm, ln_2, pre_mlp_ln, post_mlp_ln, gate, up,
         down;
+    std::optional<mixture::Mixture> mixture;  // a sparse block's experts, in place of gate, up and down
   };
   Layer loadLayer(const Weights& w, int64_t index) const;
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = {}) const;
   at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const;
-  // The MLP of layer `l` on its normed input `m`: the gated dense MLP (an MoE family's
-  // router and experts take its place here).
+  // The MLP of layer `l` on its normed input `m`: the gated dense MLP, a dense c_fc/c_proj
+  // one, or a mixture of experts.
   at::Tensor mlp(const Layer& l, const at::Tensor& m) const;
   // A block's attention or MLP output as it is added to the residual stream (Granite's
   // residual_multiplier).

@@ -34,7 +34,9 @@ TEST(LlamaStyle, RopeThetaFromRopeParametersOrTheOlderKey) {
 // refused by name, in either config format, as are scalings without their parameters.
 TEST(LlamaStyle, UnreadRopeVariantsAreRefusedByName) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
-      {[](nlohmann::json& c) { c["rope_parameters"]["rope_type"] = "yarn"; }, "RoPE of type 'yarn'"},
+      {[](nlohmann::json& c) { c["rope_parameters"]["rope_type"] = "longrope"; }, "RoPE of type 'longrope'"},
+      {[](nlohmann::json& c) { c["rope_parameters"].update({{"rope_type", "yarn"}, {"factor", -2.0}}); },
+       "rope_parameters.factor must be a positive number"},
       {[](nlohmann::json& c) { c["rope_parameters"]["partial_rotary_factor"] = 1.5; }, "partial_rotary_factor"},
       {[](nlohmann::json& c) {
          c.erase("rope_parameters");

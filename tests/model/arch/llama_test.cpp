@@ -24,6 +24,8 @@ INSTANTIATE_TEST_SUITE_P(HfLlamaLinear, GoldenParity, ::testing::ValuesIn(hfGold
                          goldenCaseName);
 INSTANTIATE_TEST_SUITE_P(HfLlamaDynamic, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-llama-dynamic")),
                          goldenCaseName);
+// YaRN: a pair kept, a pair half and half, the rest slowed 4 times; cos and sin times 1.139.
+INSTANTIATE_TEST_SUITE_P(HfLlamaYarn, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-llama-yarn")), goldenCaseName);
 
 TEST(Llama, KeyMapsAreSharedWithinGroups) {
   POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");

@@ -1,5 +1,7 @@
 #include "rope_config.h"
 
+#include <cmath>
+
 #include "posgeom/base/error.h"
 #include "test_support.h"
 
@@ -32,9 +34,63 @@ TEST(RopeConfig, ReadsBothFormats) {
   EXPECT_EQ(ropeOf(R"({"rope_theta": 0, "rope_parameters": {"rope_theta": 500.0, "rope_type": "default"}})").theta, 500.0);
 }
 
+// YaRN as transformers reads it: the context from the config's original_max_position_embeddings,
+// else the scaling's, else max_position_embeddings; the factor, else their ratio; the
+// attention factor given, or 0.1 ln(factor) + 1, or the ratio of mscale's to mscale_all_dim's;
+// beta_fast 32 and beta_slow 1 where absent, null or 0 (transformers reads them with `or`).
+TEST(RopeConfig, ReadsYarnAsTransformersDoes) {
+  const auto plain = ropeOf(R"({"max_position_embeddings": 131072, "rope_parameters": {"rope_theta": 1e6, "rope_type": "yarn",
+      "factor": 4.0, "original_max_position_embeddings": 32768}})");
+  EXPECT_EQ(plain.type, "yarn");
+  EXPECT_EQ(plain.original_max_positions, 32768);
+  EXPECT_DOUBLE_EQ(plain.attention_factor, 0.1 * std::log(4.0) + 1);
+  EXPECT_EQ(plain.beta_fast, 32.0);
+  EXPECT_EQ(plain.beta_slow, 1.0);
+  EXPECT_TRUE(plain.truncate);
+  // DeepSeek's: no factor given, mscale and mscale_all_dim, betas of its own.
+  const auto deepseek = ropeOf(R"({"max_position_embeddings": 163840, "rope_scaling": {"type": "yarn", "factor": null,
+      "original_max_position_embeddings": 4096, "mscale": 0.707, "mscale_all_dim": 0.707, "beta_fast": 32, "beta_slow": 1}})");
+  EXPECT_EQ(deepseek.factor, 40.0);
+  EXPECT_DOUBLE_EQ(deepseek.attention_factor, 1.0);
+  const auto skewed = ropeOf(R"({"max_position_embeddings": 64, "rope_parameters": {"rope_theta": 100.0, "rope_type": "yarn",
+      "factor": 8.0, "mscale": 1.0, "mscale_all_dim": 0.5, "beta_fast": 0, "beta_slow": 2.0, "truncate": false,
+      "attention_factor": null}})");
+  EXPECT_EQ(skewed.original_max_positions, 64);
+  EXPECT_DOUBLE_EQ(skewed.attention_factor, (0.1 * std::log(8.0) + 1) / (0.05 * std::log(8.0) + 1));
+  EXPECT_EQ(skewed.beta_fast, 32.0);
+  EXPECT_EQ(skewed.beta_slow, 2.0);
+  EXPECT_FALSE(skewed.truncate);
+  // Phi-3's place for the context wins over the scaling's; a given attention factor is kept.
+  const auto phi = ropeOf(R"({"original_max_position_embeddings": 4096, "max_position_embeddings": 131072,
+      "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 2048, "attention_factor": 1.2}})");
+  EXPECT_EQ(phi.original_max_positions, 4096);
+  EXPECT_EQ(phi.attention_factor, 1.2);
+}
+
+// transformers 5's RoPE per layer type (Gemma-3): the full-attention blocks' is the model's,
+// each other type's read on its own.
+TEST(RopeConfig, ReadsRopeGivenPerLayerType) {
+  ScratchDir s;
+  writeFile(s / "config.json", R"({"rope_parameters": {"full_attention": {"rope_theta": 1e6, "rope_type": "linear", "factor": 8.0},
+      "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}})");
+  const auto config = io::JsonConfig::load(s / "config.json");
+  const auto full = model::readRopeConfig(config);
+  EXPECT_EQ(full.theta, 1e6);
+  EXPECT_EQ(full.factor, 8.0);
+  const auto sliding = model::readLayerTypeRope(config, "sliding_attention");
+  ASSERT_TRUE(sliding.has_value());
+  EXPECT_EQ(sliding->theta, 10000.0);
+  EXPECT_EQ(sliding->type, "default");
+  EXPECT_FALSE(model::readLayerTypeRope(config, "chunked_attention").has_value());
+}
+
 TEST(RopeConfig, RefusesWhatItDoesNotReadByName) {
   for (const auto& [json, message] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}})", "RoPE of type 'yarn'"},
+           {R"({"rope_scaling": {"rope_type": "longrope", "factor": 4.0}})", "RoPE of type 'longrope'"},
+           {R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}})", "yarn needs original_max_position_embeddings"},
+           {R"({"rope_parameters": {"rope_theta": 1.0, "rope_type": "yarn", "factor": 2.0, "truncate": 1}, "max_position_embeddings": 8})",
+            "rope_parameters.truncate must be true or false"},
+           {R"({"rope_parameters": {"sliding_attention": {"rope_theta": 10.0}}})", "has no object for full_attention"},
            {R"({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "dynamic"}})", "rope_parameters.factor must be a positive number"},
            {R"({"rope_theta": -1})", "rope_theta must be a positive number"},
            {R"({"rope_theta": 0})", "rope_theta must be a positive number"},

@@ -1,0 +1,137 @@
+#include "mixture.h"
+
+#include <nlohmann/json.hpp>
+
+#include "posgeom/io/json_file.h"
+#include "posgeom/model/ops.h"
+
+namespace posgeom::model::mixture {
+
+const ExpertNames& mixtralNames() {
+  static const ExpertNames names{"block_sparse_moe.", "w1", "w3", "w2"};
+  return names;
+}
+
+const ExpertNames& qwenNames() {
+  static const ExpertNames names{"mlp.", "gate_proj", "up_proj", "down_proj"};
+  return names;
+}
+
+void readConfig(const io::JsonConfig& c, ModelConfig& m, const Keys& keys) {
+  auto& moe = m.moe;
+  moe.experts = keys.experts_alias ? c.positiveInt({keys.experts, keys.experts_alias}, keys.experts_default)
+                                   : c.positiveInt({keys.experts}, keys.experts_default);
+  moe.experts_per_token = c.positiveInt({"num_experts_per_tok"}, keys.per_token_default);
+  if (moe.experts_per_token > moe.experts)
+    c.fail("num_experts_per_tok (" + std::to_string(moe.experts_per_token) + ") is more than the " +
+           std::to_string(moe.experts) + " experts (" + keys.experts + ")");
+  moe.expert_size = c.positiveInt({keys.expert_size}, m.intermediate_size);
+  moe.normalize_top_k = keys.normalize_key ? c.boolean({"norm_topk_prob"}, keys.normalize_default) : keys.normalize_default;
+  if (!keys.qwen_layers) return;
+  // Qwen: block i is dense when listed in mlp_only_layers or when i + 1 is not a multiple of
+  // decoder_sparse_step.
+  const int64_t step = c.positiveInt({"decoder_sparse_step"}, 1);
+  moe.dense_blocks.assign(static_cast<size_t>(m.num_layers), false);
+  for (int64_t i = 0; i < m.num_layers; ++i) moe.dense_blocks[static_cast<size_t>(i)] = (i + 1) % step != 0;
+  const auto& j = c.json();
+  if (!j.contains("mlp_only_layers") || j["mlp_only_layers"].is_null()) return;
+  if (!j["mlp_only_layers"].is_array()) c.fail("mlp_only_layers must be a list of block indices");
+  for (const auto& b : j["mlp_only_layers"]) {
+    if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() >= m.num_layers)
+      c.fail("mlp_only_layers entry " + b.dump() + " is not a block index in 0.." + std::to_string(m.num_layers - 1));
+    moe.dense_blocks[static_cast<size_t>(b.get<int64_t>())] = true;
+  }
+}
+
+void writeConfig(const ModelConfig& m, nlohmann::json& j, const Keys& keys) {
+  j[keys.experts] = m.moe.experts;
+  j["num_experts_per_tok"] = m.moe.experts_per_token;
+  j[keys.expert_size] = m.moe.expert_size;
+  if (keys.normalize_key) j["norm_topk_prob"] = m.moe.normalize_top_k;
+  if (!keys.qwen_layers) return;
+  j["decoder_sparse_step"] = 1;
+  j["mlp_only_layers"] = nlohmann::json::array();
+  for (int64_t i = 0; i < m.num_layers; ++i)
+    if (!m.moe.sparse(i)) j["mlp_only_layers"].push_back(i);
+}
+
+MixtureOfExperts randomShape(bool weights_in_compute_dtype, bool shared_expert) {
+  MixtureOfExperts moe;
+  moe.experts = 4;
+  moe.experts_per_token = 2;
+  moe.weights_in_compute_dtype = weights_in_compute_dtype;
+  moe.shared_expert_size = shared_expert ? 1 : 0;  // configForShape makes it the shape's intermediate size
+  return moe;
+}
+
+void addTensors(TensorSpecs& specs, const std::string& layer_prefix, const ModelConfig& m, const ExpertNames& names) {
+  const auto& moe = m.moe;
+  const int64_t d = m.hidden_size, f = moe.expert_size;
+  const auto prefix = layer_prefix + names.module;
+  const double share = static_cast<double>(moe.experts_per_token) / static_cast<double>(moe.experts);
+  specs.weight(prefix + "gate.weight", {moe.experts, d});
+  for (int64_t e = 0; e < moe.experts; ++e) {
+    const auto expert = prefix + "experts." + std::to_string(e) + ".";
+    specs.expert(expert + names.gate + ".weight", {f, d}, share)
+        .expert(expert + names.up + ".weight", {f, d}, share)
+        .expert(expert + names.down + ".weight", {d, f}, share);
+  }
+  if (moe.shared_expert_size == 0) return;
+  const int64_t s = moe.shared_expert_size;
+  specs.weight(prefix + "shared_expert.gate_proj.weight", {s, d})
+      .weight(prefix + "shared_expert.up_proj.weight", {s, d})
+      .weight(prefix + "shared_expert.down_proj.weight", {d, s})
+      .weight(prefix + "shared_expert_gate.weight", {1, d});
+}
+
+Mixture load(const Weights& w, const std::string& layer_prefix, const ModelConfig& m, const ExpertNames& names) {
+  const auto prefix = layer_prefix + names.module;
+  Mixture mixture;
+  mixture.router = w.get(prefix + "gate.weight");
+  for (int64_t e = 0; e < m.moe.experts; ++e) {
+    const auto expert = prefix + "experts." + std::to_string(e) + ".";
+    mixture.experts.push_back(
+        {w.get(expert + names.gate + ".weight"), w.get(expert + names.up + ".weight"), w.get(expert + names.down + ".weight")});
+  }
+  if (m.moe.shared_expert_size > 0) {
+    mixture.shared = {w.get(prefix + "shared_expert.gate_proj.weight"), w.get(prefix + "shared_expert.up_proj.weight"),
+                      w.get(prefix + "shared_expert.down_proj.weight")};
+    mixture.shared_gate = w.get(prefix + "shared_expert_gate.weight");
+  }
+  return mixture;
+}
+
+at::Tensor gatedMlp(const Expert& e, const at::Tensor& x, const std::string& activation, const Numerics& num) {
+  const auto gate = ops::activation(activation, ops::linear(x, e.gate, {}, num), num);
+  return ops::linear(num.round(gate * ops::linear(x, e.up, {}, num)), e.down, {}, num);
+}
+
+at::Tensor forward(const Mixture& mixture, const at::Tensor& x, const ModelConfig& m, const Numerics& num) {
+  const auto& moe = m.moe;
+  const auto tokens = x.reshape({-1, x.size(-1)});
+  const auto probabilities = at::softmax(ops::linear(tokens, mixture.router, {}, num).to(at::kFloat), -1);
+  const auto top = probabilities.topk(moe.experts_per_token, -1);
+  auto weights = std::get<0>(top);
+  const auto chosen = std::get<1>(top);
+  if (moe.normalize_top_k) weights = weights / weights.sum(-1, /*keepdim=*/true);
+  if (moe.weights_in_compute_dtype) weights = num.round(weights.to(x.scalar_type()));
+  auto out = at::zeros_like(tokens);
+  for (int64_t e = 0; e < moe.experts; ++e) {
+    const auto picked = chosen.eq(e);  // [N, k], at most one true a row
+    const auto rows = picked.any(-1).nonzero().squeeze(-1);
+    if (rows.numel() == 0) continue;
+    // The chosen expert's weight for each of its tokens, times its output in the weights'
+    // dtype (float32 for Mixtral, whose product transformers then rounds), added in expert order.
+    const auto weight = (weights * picked.to(weights.scalar_type())).sum(-1).index_select(0, rows).unsqueeze(-1);
+    const auto y = gatedMlp(mixture.experts[static_cast<size_t>(e)], tokens.index_select(0, rows), m.activation, num);
+    out = num.round(out.index_add(0, rows, num.round((y * weight).to(x.scalar_type()))));
+  }
+  if (mixture.shared_gate.defined()) {
+    const auto shared = gatedMlp(mixture.shared, tokens, m.activation, num);
+    const auto gate = num.round(at::sigmoid(ops::linear(tokens, mixture.shared_gate, {}, num)));
+    out = num.round(out + num.round(gate * shared));
+  }
+  return out.reshape(x.sizes());
+}
+
+}  // namespace posgeom::model::mixture

@@ -1,0 +1,20 @@
+#pragma once
+// What a call refuses: the InputError's message, or "" when it throws none (a test then
+// fails on the message it expected).
+#include <functional>
+#include <string>
+
+#include "posgeom/base/error.h"
+
+namespace posgeom::testing {
+
+inline std::string inputErrorOf(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace posgeom::testing
