@@ -171,9 +171,15 @@ ModelConfig loadModelConfig(const std::filesystem::path& model_dir) {
   // Before anything is sized from the config (the tensor list, the memory estimate): every
   // layer has tensors of its own, so a config with more layers than the checkpoint holds
   // tensors is not its config ("n_layer": 1e9 used to allocate for minutes).
-  if (const auto tensors = io::countCheckpointTensors(model_dir); tensors && parsed.num_layers > *tensors)
-    config.fail("its " + std::to_string(parsed.num_layers) + " layers cannot be in the " + std::to_string(*tensors) +
-                " tensors of the checkpoint beside it (each layer has tensors of its own)");
+  // Likewise the experts of a mixture.
+  if (const auto tensors = io::countCheckpointTensors(model_dir)) {
+    if (parsed.num_layers > *tensors)
+      config.fail("its " + std::to_string(parsed.num_layers) + " layers cannot be in the " + std::to_string(*tensors) +
+                  " tensors of the checkpoint beside it (each layer has tensors of its own)");
+    if (parsed.moe.experts > *tensors)
+      config.fail("its " + std::to_string(parsed.moe.experts) + " experts a block cannot be in the " +
+                  std::to_string(*tensors) + " tensors of the checkpoint beside it (each expert has tensors of its own)");
+  }
   return parsed;
 }
 

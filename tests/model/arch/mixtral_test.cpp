@@ -45,6 +45,13 @@ TEST(Mixtral, DefaultsAreTransformersAndMoreExpertsATokenThanThereAreIsRefused) 
     model::loadModelConfig(editedHfFixture(t.path(), "hf-mixtral", [](nlohmann::json& j) { j["num_experts_per_tok"] = 5; }));
   });
   EXPECT_NE(refusal.find("num_experts_per_tok (5) is more than the 4 experts (num_local_experts)"), std::string::npos) << refusal;
+  // An expert count no checkpoint beside it could hold is refused before a tensor list is
+  // sized from it (a billion experts would take minutes to list).
+  ScratchDir u;
+  const auto absurd = inputErrorOf([&] {
+    model::loadModelConfig(editedHfFixture(u.path(), "hf-mixtral", [](nlohmann::json& j) { j["num_local_experts"] = 1000000000; }));
+  });
+  EXPECT_NE(absurd.find("its 1000000000 experts a block cannot be in the"), std::string::npos) << absurd;
 }
 
 }  // namespace
