@@ -93,8 +93,10 @@ positions::BlockPositions Model::kernelPositions(int64_t block, int64_t seq_len)
 }
 
 void Model::setRotaryTables(BlockContext& context, int64_t seq_len) const {
-  context.rope = rotaryTables(seq_len);  // block 0's
-  if (!config_.local_rope) return;
+  if (!config_.local_rope) {
+    context.rope = rotaryTables(seq_len);  // block 0's, every block's
+    return;
+  }
   // Each kind's from the first block of that kind: with a window (its own RoPE), without.
   bool made[2] = {false, false};
   for (int64_t b = 0; b < config_.num_layers; ++b) {
