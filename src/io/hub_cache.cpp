@@ -7,6 +7,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/option_names.h"
+#include "posgeom/io/path_entry.h"
 
 namespace posgeom::io {
 namespace fs = std::filesystem;
@@ -76,11 +77,6 @@ std::string refNames(const fs::path& repo) {
   return listed(names);
 }
 
-bool present(const fs::path& p) {
-  std::error_code ec;
-  return fs::symlink_status(p, ec).type() != fs::file_type::not_found;
-}
-
 std::string downloadAgain(const std::string& name, const std::string& revision) {
   return "download it again, e.g. `huggingface-cli download " + name + (revision.empty() ? "" : " --revision " + revision) + "`";
 }
@@ -119,7 +115,7 @@ fs::path snapshotOfRef(const fs::path& repo, const std::string& ref, const std::
 // `revision` of the cached repo: a ref (branch, tag), a snapshot's commit or its unique prefix.
 fs::path snapshotAt(const fs::path& repo, const std::string& name, const std::string& revision) {
   const bool plain = revision.find("..") == std::string::npos && revision.front() != '/';
-  if (plain && present(repo / "refs" / revision)) return snapshotOfRef(repo, revision, name);
+  if (plain && entryExists(repo / "refs" / revision)) return snapshotOfRef(repo, revision, name);
   std::vector<std::string> matches;
   const bool hex = revision.size() >= 7 && std::all_of(revision.begin(), revision.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
   for (const auto& snapshot : snapshotNames(repo))
@@ -177,7 +173,7 @@ fs::path resolveModelDir(const std::string& name, const EnvLookup& env, const st
   if (snapshots.empty()) throw InputError(name, "the Hugging Face cache has no snapshot in " + (repo / "snapshots").string() + how);
   // No revision: refs/main, as huggingface_hub reads it offline. Without it the cache does
   // not say which snapshot is main's, and huggingface_hub refuses; so does posgeom.
-  if (revision.empty() && !present(repo / "refs" / "main"))
+  if (revision.empty() && !entryExists(repo / "refs" / "main"))
     throw InputError((repo / "refs" / "main").string(),
                      "is missing, so which snapshot is branch main is unknown (snapshots there: " + listed(snapshots) +
                          "): give --revision with one of them, or " + downloadAgain(name, ""));

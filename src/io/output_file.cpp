@@ -4,15 +4,11 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/io/atomic_file.h"
+#include "posgeom/io/path_entry.h"
 
 namespace posgeom::io {
 namespace fs = std::filesystem;
 namespace {
-
-bool present(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(fs::symlink_status(p, ec));
-}
 
 // The input an existing `out` is: `input` or, for a directory, one of the files under it
 // (by any name: a hard link, a link such as a hub snapshot's to its blob).
@@ -48,7 +44,7 @@ OutputFile::OutputFile(fs::path path, OutputFileRules rules) : path_(std::move(p
   // The nearest existing ancestor must be a directory; the ones missing below it are made
   // with the lock (which lives beside the file) and go with it when nothing is written.
   fs::path parent = normalisedPath(path_).parent_path();
-  while (!present(parent)) parent = parent.parent_path();
+  while (!entryExists(parent)) parent = parent.parent_path();
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     throw InputError(path_.string(), "cannot be written: " + parent.string() + " is not a directory");
@@ -64,7 +60,7 @@ void OutputFile::check() const {
   std::error_code ec;
   if (fs::is_directory(path_, ec))
     throw InputError(text, "is a directory, but " + rules_.option + " is a file; give the name of a file in it");
-  if (present(path_))
+  if (entryExists(path_))
     for (const auto& input : rules_.inputs)
       if (const auto is = asInput(path_, input))
         throw InputError(text, "is " + (normalisedPath(*is) == normalisedPath(path_) ? "" : is->string() + ", ") +
@@ -75,7 +71,7 @@ void OutputFile::check() const {
   for (const auto& input : rules_.inputs)
     if (fs::is_directory(input, ec) && inside(path_, input))
       throw InputError(text, "lies inside " + input.string() + ", which this run reads; choose another " + rules_.option);
-  if (present(path_) && !rules_.force) throw InputError(text, "exists; pass --force to replace it");
+  if (entryExists(path_) && !rules_.force) throw InputError(text, "exists; pass --force to replace it");
 }
 
 void OutputFile::writeWith(const std::function<void(const fs::path&)>& write_to) {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/path_entry.h"
 
 namespace posgeom::io {
 namespace fs = std::filesystem;
@@ -51,7 +52,7 @@ fs::path resolved(const fs::path& path) {
 PathLock::PathLock(const fs::path& path, const std::string& option) : lock_path_(besidePath(resolved(path), ".posgeom-lock")) {
   std::error_code ec;
   // The directories made for the lock go again with it when nothing else was put in them.
-  for (auto dir = lock_path_.parent_path(); !dir.empty() && !fs::exists(fs::symlink_status(dir, ec)); dir = dir.parent_path()) {
+  for (auto dir = lock_path_.parent_path(); !dir.empty() && !entryExists(dir); dir = dir.parent_path()) {
     made_dirs_.push_back(dir);
     if (dir == dir.parent_path()) break;
   }

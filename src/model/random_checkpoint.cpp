@@ -14,6 +14,7 @@
 #include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/architecture.h"
+#include "posgeom/io/path_entry.h"
 
 namespace posgeom::model {
 
@@ -104,8 +105,8 @@ void checkItFits(const std::vector<TensorSpec>& tensors, const std::filesystem::
 }  // namespace
 
 void checkRandomCheckpointOut(const std::filesystem::path& dir, bool force) {
+  if (!io::entryExists(dir)) return;
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) return;
   if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir.string(), "exists and is not a directory");
   if (std::filesystem::is_empty(dir, ec)) return;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
