@@ -72,7 +72,7 @@ TEST(HubCache, RevisionsAreRefsCommitsOrUniquePrefixes) {
 }
 
 // The InputError of resolving `name` (at `revision`), or a failure if it resolves.
-std::string refusal(const std::string& name, const io::EnvLookup& env, const std::string& revision = "") {
+std::string cacheRefusal(const std::string& name, const io::EnvLookup& env, const std::string& revision = "") {
   try {
     const auto dir = io::resolveModelDir(name, env, revision);
     ADD_FAILURE() << "resolved to " << dir;
@@ -104,7 +104,7 @@ TEST(HubCache, ABadRefIsRefusedNeverReplacedByTheNewestSnapshot) {
   const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
   const std::string main_ref = (repo / "refs" / "main").string();
   auto refused = [&](const std::string& says) {
-    const auto what = refusal("org/m", env);
+    const auto what = cacheRefusal("org/m", env);
     EXPECT_EQ(what.rfind(main_ref + ": ", 0), 0u) << what;
     EXPECT_NE(what.find(says), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
@@ -132,12 +132,12 @@ TEST(HubCache, APathInARefIsNotFollowed) {
   const auto env = fakeEnv({{"HF_HUB_CACHE", (s / "hub").string()}});
   for (const std::string& path : {(s / "elsewhere").string(), std::string("../../../elsewhere")}) {
     writeFile(repo / "refs" / "main", path);
-    const auto what = refusal("org/m", env);
+    const auto what = cacheRefusal("org/m", env);
     EXPECT_EQ(what.rfind((repo / "refs" / "main").string() + ": holds '", 0), 0u) << what;
     EXPECT_NE(what.find("not a commit hash"), std::string::npos) << what;
   }
   writeFile(repo / "refs" / "dev", "../../../elsewhere");  // a branch's ref too
-  EXPECT_NE(refusal("org/m", env, "dev").find("refs/dev: holds '../../../elsewhere', not a commit hash"), std::string::npos);
+  EXPECT_NE(cacheRefusal("org/m", env, "dev").find("refs/dev: holds '../../../elsewhere', not a commit hash"), std::string::npos);
 }
 
 // A huge refs file is not read whole, nor echoed into the one-line error.
@@ -145,7 +145,7 @@ TEST(HubCache, AHugeRefIsNotReadWhole) {
   ScratchDir s;
   const auto repo = twoSnapshots(s.path());
   writeFile(repo / "refs" / "main", std::string(1 << 20, 'a'));
-  const auto what = refusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}));
+  const auto what = cacheRefusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}));
   EXPECT_NE(what.find("holds 1048576 bytes, not a commit hash"), std::string::npos) << what;
   EXPECT_LT(what.size(), 400u);
 }
@@ -168,7 +168,7 @@ TEST(HubCache, AnAmbiguousPrefixListsTheCommits) {
   const auto repo = twoSnapshots(s.path());
   const std::string a2 = std::string(8, 'a') + std::string(32, '1');
   fs::create_directories(repo / "snapshots" / a2);
-  const auto what = refusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}), "aaaaaaa");
+  const auto what = cacheRefusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}), "aaaaaaa");
   EXPECT_NE(what.find("'aaaaaaa' is a prefix of 2 commits of org/m in the Hugging Face cache (" + a2 + ", " + kCommitA +
                       "): give more of its digits"),
             std::string::npos)
@@ -191,7 +191,7 @@ TEST(HubCache, ALinkToAMissingBlobIsNamed) {
     EXPECT_EQ(io::resolveModelDir("org/m", env), snapshot);
     if (incomplete) writeFile(repo / "blobs" / "5afe.incomplete", "partial");
     fs::create_symlink("../../blobs/5afe", snapshot / "model.safetensors");
-    const auto what = refusal("org/m", env);
+    const auto what = cacheRefusal("org/m", env);
     EXPECT_EQ(what.rfind((snapshot / "model.safetensors").string() + ": is a link to a missing blob " + (repo / "blobs" / "5afe").string() +
                              (incomplete ? " (an interrupted download: its .incomplete file is there)" : " (an interrupted download?)"),
                          0),
@@ -206,7 +206,7 @@ TEST(HubCache, TheOnlySnapshotWithoutARefNeedsARevision) {
   ScratchDir s;
   fs::create_directories(s / "hub" / "models--gpt2" / "snapshots" / kCommitA);
   const auto env = fakeEnv({{"HF_HOME", s.path().string()}});
-  EXPECT_NE(refusal("gpt2", env).find("refs/main: is missing"), std::string::npos);
+  EXPECT_NE(cacheRefusal("gpt2", env).find("refs/main: is missing"), std::string::npos);
   EXPECT_EQ(io::resolveModelDir("gpt2", env, kCommitA), s / "hub" / "models--gpt2" / "snapshots" / kCommitA);
 }
 

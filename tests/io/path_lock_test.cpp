@@ -11,7 +11,7 @@ namespace fs = std::filesystem;
 using io::PathLock;
 
 // The InputError's message when `path` cannot be locked ("" when it can).
-std::string refusal(const fs::path& path, const std::string& option = "--out") {
+std::string lockRefusal(const fs::path& path, const std::string& option = "--out") {
   try {
     PathLock lock(path, option);
   } catch (const InputError& e) {
@@ -23,7 +23,7 @@ std::string refusal(const fs::path& path, const std::string& option = "--out") {
 TEST(PathLock, ASecondHolderIsRefusedWithTheFirstOnesPid) {
   ScratchDir s;
   PathLock held(s / "out");
-  const auto message = refusal(s / "out", "out (the sweep's)");
+  const auto message = lockRefusal(s / "out", "out (the sweep's)");
   EXPECT_EQ(message, (s / "out").string() + ": is being written by another posgeom run (pid " + std::to_string(::getpid()) +
                          "); wait for it to finish or choose another out (the sweep's)");
 }
@@ -32,10 +32,10 @@ TEST(PathLock, OnePathHowEverItIsWritten) {
   ScratchDir s;
   fs::create_directories(s / "d");
   PathLock held(s / "d/r");
-  EXPECT_NE(refusal(s / "d/r/"), "");
-  EXPECT_NE(refusal(s / "d/./r"), "");
-  EXPECT_NE(refusal(s / "d/x/../r"), "");
-  EXPECT_EQ(refusal(s / "d/r2"), "");  // another output is free
+  EXPECT_NE(lockRefusal(s / "d/r/"), "");
+  EXPECT_NE(lockRefusal(s / "d/./r"), "");
+  EXPECT_NE(lockRefusal(s / "d/x/../r"), "");
+  EXPECT_EQ(lockRefusal(s / "d/r2"), "");  // another output is free
 }
 
 TEST(PathLock, ReleasedLocksAreTakenAgainAndLeaveNothingBehind) {
@@ -56,8 +56,8 @@ TEST(PathLock, ALinkAndItsTargetAreOneOutput) {
   fs::create_directories(s / "run");
   fs::create_directory_symlink(s / "run", s / "link");
   PathLock held(s / "run");
-  EXPECT_NE(refusal(s / "link"), "");
-  EXPECT_NE(refusal(s / "link/"), "");
+  EXPECT_NE(lockRefusal(s / "link"), "");
+  EXPECT_NE(lockRefusal(s / "link/"), "");
 }
 
 TEST(PathLock, DirectoriesMadeForTheLockGoWithItWhenEmpty) {
@@ -75,7 +75,7 @@ TEST(PathLock, APlaceThatCannotHoldTheLockIsNamed) {
   // Under a regular file no one (root included) can create the lock.
   ScratchDir s;
   writeFile(s / "file", "x");
-  const auto message = refusal(s / "file/out");
+  const auto message = lockRefusal(s / "file/out");
   EXPECT_EQ(message.rfind((s / "file/out").string() + ": is not writable: cannot create its lock", 0), 0u) << message;
 }
 

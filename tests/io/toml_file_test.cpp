@@ -62,7 +62,7 @@ TEST(TomlFile, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(io::parseToml("a = \"\\u00e9\"\n", "c.toml")["a"], "\xc3\xa9");  // é
 }
 
-std::string errorOf(const std::string& text) {
+std::string tomlErrorOf(const std::string& text) {
   try {
     io::parseToml(text, "c.toml");
   } catch (const InputError& e) {
@@ -72,41 +72,41 @@ std::string errorOf(const std::string& text) {
 }
 
 TEST(TomlFile, MoreErrorsInTheReadersWords) {
-  EXPECT_EQ(errorOf("[a]\nx = 1\n[a]\n"), "c.toml: line 3: 'a' is defined twice");
-  EXPECT_EQ(errorOf("t = {x = 1, x = 2}\n"), "c.toml: line 1: 'x' is defined twice");
-  EXPECT_EQ(errorOf("x = 1\n[x]\n"), "c.toml: line 2: 'x' is already a value, not a table");
-  EXPECT_EQ(errorOf("a = 'open\nb = 1\n"), "c.toml: line 1: unterminated string");
-  EXPECT_EQ(errorOf("a = \"open"), "c.toml: line 1: unterminated string");
-  EXPECT_EQ(errorOf("a = \"\\U0001F6\"\n"), "c.toml: line 1: \\U must be followed by eight hex digits");
-  EXPECT_EQ(errorOf("a = [1, nope]\n"), "c.toml: line 1: 'nope' is not a value (strings need quotes)");
-  EXPECT_EQ(errorOf("a = {x = -nope}\n"), "c.toml: line 1: '-nope' is not a value (strings need quotes)");
-  EXPECT_EQ(errorOf("a = n\n"), "c.toml: line 1: 'n' is not a value (strings need quotes)");
-  EXPECT_EQ(errorOf("a = hello world\n"), "c.toml: line 1: 'hello' is not a value (strings need quotes)");
-  EXPECT_EQ(errorOf("[a] x\n"), "c.toml: line 1: unexpected text after the value");
-  EXPECT_EQ(errorOf("t = {a.b = 1}\n"), "c.toml: line 1: dotted keys are not supported; use a [table]");
-  EXPECT_EQ(errorOf("a = 1\n[b]\n[[b.runs]]\n"), "c.toml: line 3: arrays of tables ([[...]]) are not supported");
+  EXPECT_EQ(tomlErrorOf("[a]\nx = 1\n[a]\n"), "c.toml: line 3: 'a' is defined twice");
+  EXPECT_EQ(tomlErrorOf("t = {x = 1, x = 2}\n"), "c.toml: line 1: 'x' is defined twice");
+  EXPECT_EQ(tomlErrorOf("x = 1\n[x]\n"), "c.toml: line 2: 'x' is already a value, not a table");
+  EXPECT_EQ(tomlErrorOf("a = 'open\nb = 1\n"), "c.toml: line 1: unterminated string");
+  EXPECT_EQ(tomlErrorOf("a = \"open"), "c.toml: line 1: unterminated string");
+  EXPECT_EQ(tomlErrorOf("a = \"\\U0001F6\"\n"), "c.toml: line 1: \\U must be followed by eight hex digits");
+  EXPECT_EQ(tomlErrorOf("a = [1, nope]\n"), "c.toml: line 1: 'nope' is not a value (strings need quotes)");
+  EXPECT_EQ(tomlErrorOf("a = {x = -nope}\n"), "c.toml: line 1: '-nope' is not a value (strings need quotes)");
+  EXPECT_EQ(tomlErrorOf("a = n\n"), "c.toml: line 1: 'n' is not a value (strings need quotes)");
+  EXPECT_EQ(tomlErrorOf("a = hello world\n"), "c.toml: line 1: 'hello' is not a value (strings need quotes)");
+  EXPECT_EQ(tomlErrorOf("[a] x\n"), "c.toml: line 1: unexpected text after the value");
+  EXPECT_EQ(tomlErrorOf("t = {a.b = 1}\n"), "c.toml: line 1: dotted keys are not supported; use a [table]");
+  EXPECT_EQ(tomlErrorOf("a = 1\n[b]\n[[b.runs]]\n"), "c.toml: line 3: arrays of tables ([[...]]) are not supported");
 }
 
 TEST(TomlFile, TableHeadersWithoutAKeyAreRefusedBeforeTomlPlusPlusSeesThem) {
   // toml++ 3.3 asserts on these (undefined behaviour with NDEBUG under clang): found by the fuzz target.
-  EXPECT_EQ(errorOf("[=\n"), "c.toml: line 1: table header: expected a key, saw '='");
-  EXPECT_EQ(errorOf("a = 1\n\n[[[1]]]\n"), "c.toml: line 3: table header: expected a key, saw '['");
-  EXPECT_EQ(errorOf("\xEF\xBB\xBF[ \n"), "c.toml: line 1: table header: expected a key, saw '\\n'");
-  EXPECT_EQ(errorOf("[a]\n  [[ &]]\n"), "c.toml: line 2: table header: expected a key, saw '&'");
+  EXPECT_EQ(tomlErrorOf("[=\n"), "c.toml: line 1: table header: expected a key, saw '='");
+  EXPECT_EQ(tomlErrorOf("a = 1\n\n[[[1]]]\n"), "c.toml: line 3: table header: expected a key, saw '['");
+  EXPECT_EQ(tomlErrorOf("\xEF\xBB\xBF[ \n"), "c.toml: line 1: table header: expected a key, saw '\\n'");
+  EXPECT_EQ(tomlErrorOf("[a]\n  [[ &]]\n"), "c.toml: line 2: table header: expected a key, saw '&'");
   // The same text inside a value is no header; after an earlier error, that error is said.
   EXPECT_EQ(io::parseToml("s = \"\"\"\n[ = x\n\"\"\"\n", "c.toml")["s"], "[ = x\n");
-  EXPECT_EQ(errorOf("a = nope\n[=\n"), "c.toml: line 1: 'nope' is not a value (strings need quotes)");
-  EXPECT_EQ(errorOf("a = [\n[=]]\n"), "c.toml: line 2: value: could not determine value type");
+  EXPECT_EQ(tomlErrorOf("a = nope\n[=\n"), "c.toml: line 1: 'nope' is not a value (strings need quotes)");
+  EXPECT_EQ(tomlErrorOf("a = [\n[=]]\n"), "c.toml: line 2: value: could not determine value type");
 }
 
 TEST(TomlFile, NonAsciiWhereTomlPlusPlusWouldMisreadItIsRefused) {
   // toml++ 3.3 reaches __builtin_unreachable() on these (é, ×, §): found by the fuzz target.
-  EXPECT_EQ(errorOf("cl\xc3\xa9 = 1\n"), "c.toml: line 1: '\xc3\xa9' outside quotes: TOML takes characters beyond ASCII only in strings and comments");
-  EXPECT_EQ(errorOf("a = 1\nb = 2\xc3\x97" "3\n"), "c.toml: line 2: '\xc3\x97' outside quotes: TOML takes characters beyond ASCII only in strings and comments");
-  EXPECT_EQ(errorOf("a = 1\n\xff\n"), "c.toml: line 2: '\\xff' outside quotes: TOML takes characters beyond ASCII only in strings and comments");
-  EXPECT_EQ(errorOf("s = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
+  EXPECT_EQ(tomlErrorOf("cl\xc3\xa9 = 1\n"), "c.toml: line 1: '\xc3\xa9' outside quotes: TOML takes characters beyond ASCII only in strings and comments");
+  EXPECT_EQ(tomlErrorOf("a = 1\nb = 2\xc3\x97" "3\n"), "c.toml: line 2: '\xc3\x97' outside quotes: TOML takes characters beyond ASCII only in strings and comments");
+  EXPECT_EQ(tomlErrorOf("a = 1\n\xff\n"), "c.toml: line 2: '\\xff' outside quotes: TOML takes characters beyond ASCII only in strings and comments");
+  EXPECT_EQ(tomlErrorOf("s = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
             "c.toml: line 2: '\xc2\xa7' right after a line-ending backslash: toml++ 3.3 cannot read it; end the line before the backslash");
-  EXPECT_EQ(errorOf("s = \"\"\"\\\xc3\xa9\"\"\"\n"), "c.toml: line 1: unknown escape \\\xc3\xa9");
+  EXPECT_EQ(tomlErrorOf("s = \"\"\"\\\xc3\xa9\"\"\"\n"), "c.toml: line 1: unknown escape \\\xc3\xa9");
   // Anywhere else it is read as it is.
   const auto t = io::parseToml("# \xc3\xa9 \xc3\x97 \xce\xa9\ns = \"\xc3\xa9\\\"\xc3\x97\"\nt = '''\n\xce\xa9'''\nu = \"\"\"a\\\n  b \xc3\xa9\"\"\"\"\"\n"
                                "[\"cl\xc3\xa9\"]\nx = 1 # \xc3\xa9\n",
@@ -119,20 +119,20 @@ TEST(TomlFile, NonAsciiWhereTomlPlusPlusWouldMisreadItIsRefused) {
 
 TEST(TomlFile, OtherErrorsAreOneLineWithTheLine) {
   // toml++'s own words ("Error while parsing <what>: ..." as "<what>: ..."), on one line.
-  EXPECT_EQ(errorOf("a = 1\n\n[b\n"), "c.toml: line 3: table header: expected ']', saw '\\n'");
-  EXPECT_EQ(errorOf("a = 99999999999999999999\n"),
+  EXPECT_EQ(tomlErrorOf("a = 1\n\n[b\n"), "c.toml: line 3: table header: expected ']', saw '\\n'");
+  EXPECT_EQ(tomlErrorOf("a = 99999999999999999999\n"),
             "c.toml: line 1: decimal integer: '99999999999999999999' is not representable in 64 bits");
   for (const std::string bad : {"a = [\n 1,\n nope,\n]\n", "\n\nx = \"\x01\"\n", "\n\n x = \"\xff\"\n", "\n\na = 1.2.3\n", "\n\n= 1\n"}) {
-    const auto message = errorOf(bad);
+    const auto message = tomlErrorOf(bad);
     EXPECT_EQ(message.rfind("c.toml: line 3: ", 0), 0u) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
 }
 
 TEST(TomlFile, DatesAreRefusedByKeyAndInfNanKept) {
-  EXPECT_EQ(errorOf("[run]\nseed = 1\nwhen = 2024-01-01\n"),
+  EXPECT_EQ(tomlErrorOf("[run]\nseed = 1\nwhen = 2024-01-01\n"),
             "c.toml: line 3: 'run.when' is a date or time, which no config takes (quote it to make it a string)");
-  EXPECT_EQ(errorOf("at = [07:32:00]\n"), "c.toml: line 1: 'at' is a date or time, which no config takes (quote it to make it a string)");
+  EXPECT_EQ(tomlErrorOf("at = [07:32:00]\n"), "c.toml: line 1: 'at' is a date or time, which no config takes (quote it to make it a string)");
   const auto t = io::parseToml("a = inf\nb = -inf\nc = nan\nd = +nan\n", "c.toml");
   EXPECT_TRUE(std::isinf(t["a"].get<double>()) && t["a"].get<double>() > 0);
   EXPECT_TRUE(std::isinf(t["b"].get<double>()) && t["b"].get<double>() < 0);

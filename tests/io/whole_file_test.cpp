@@ -6,7 +6,7 @@
 namespace posgeom::testing {
 namespace {
 
-std::string errorOf(const std::filesystem::path& p) {
+std::string readErrorOf(const std::filesystem::path& p) {
   try {
     io::readWholeFile(p);
   } catch (const InputError& e) {
@@ -26,9 +26,9 @@ TEST(WholeFile, ReadsEveryByte) {
 
 TEST(WholeFile, SaysWhatIsWrongWithThePath) {
   ScratchDir s;
-  EXPECT_EQ(errorOf(s / "none"), (s / "none").string() + ": does not exist");
+  EXPECT_EQ(readErrorOf(s / "none"), (s / "none").string() + ": does not exist");
   std::filesystem::create_directory(s / "dir");
-  EXPECT_EQ(errorOf(s / "dir"), (s / "dir").string() + ": is not a regular file");
+  EXPECT_EQ(readErrorOf(s / "dir"), (s / "dir").string() + ": is not a regular file");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ using bert_style::BertStyle;
 
 std::string layer(int64_t i) { return "encoder.layer." + std::to_string(i) + "."; }
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readBertConfig(const io::JsonConfig& c) {
   auto m = readSizes(c);
   m.intermediate_size = c.requirePositiveInt({"intermediate_size"});
   m.max_positions = c.requirePositiveInt({"max_position_embeddings"});
@@ -32,7 +32,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m, const BertStyle& style) {
+nlohmann::json bertConfigJson(const ModelConfig& m, const BertStyle& style) {
   auto j = sizesJson(m, style.architecture, style.model_type);
   j.update({{"intermediate_size", m.intermediate_size},
           {"hidden_act", m.activation},
@@ -206,11 +206,11 @@ Architecture defineFamily(ArchitectureNames names, BertStyle style) {
   auto entry = defineArchitecture(
       std::move(names),
       [style](const io::JsonConfig& c) {
-        ModelConfig m = parseConfig(c);
+        ModelConfig m = readBertConfig(c);
         if (style.roberta_positions) m.padding_idx = c.positiveInt({"pad_token_id"}, 1);
         return m;
       },
-      [style](const ModelConfig& m) { return toConfigJson(m, style); },
+      [style](const ModelConfig& m) { return bertConfigJson(m, style); },
       [style](const ModelConfig& m) { return tensors(m, style); },
       [style](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
         return std::make_unique<BertModel>(c, w, n, style);

@@ -5,7 +5,7 @@
 namespace posgeom::model {
 namespace {
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readBloomConfig(const io::JsonConfig& c) {
   auto m = readSizes(c, {"hidden_size", "n_embed"}, {"n_layer", "num_hidden_layers"}, {"n_head", "num_attention_heads"});
   m.intermediate_size = 4 * m.hidden_size;
   m.max_positions = 0;
@@ -18,7 +18,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
+nlohmann::json bloomConfigJson(const ModelConfig& m) {
   auto j = sizesJson(m, "BloomForCausalLM", "bloom", "hidden_size", "n_layer", "n_head");
   j.update({{"layer_norm_epsilon", m.norm_eps}, {"apply_residual_connection_post_layernorm", false},
             {"tie_word_embeddings", m.tie_word_embeddings}});
@@ -35,7 +35,7 @@ Architecture bloomArchitecture() {
                .attention(gpt_style::Qkv::kFusedPerHead, {"self_attention.query_key_value"}, "self_attention.dense")
                .mlp("mlp.dense_h_to_4h", "mlp.dense_4h_to_h");
   l.embedding_norm = "word_embeddings_layernorm";
-  auto entry = gpt_style::defineFamily({"bloom", "BLOOM", {"transformer."}}, parseConfig, toConfigJson, l,
+  auto entry = gpt_style::defineFamily({"bloom", "BLOOM", {"transformer."}}, readBloomConfig, bloomConfigJson, l,
                                        {"gelu_new", true, PositionScheme::kAlibi});
   entry.layers_key = "n_layer";
   return entry;

@@ -7,7 +7,7 @@
 namespace posgeom::model {
 namespace {
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readGpt2Config(const io::JsonConfig& c) {
   auto m = readSizes(c, {"n_embd", "hidden_size"}, {"n_layer", "num_hidden_layers"}, {"n_head", "num_attention_heads"});
   m.max_positions = c.requirePositiveInt({"n_positions", "max_position_embeddings"});
   m.intermediate_size = c.positiveInt({"n_inner", "intermediate_size"}, 4 * m.hidden_size);
@@ -22,7 +22,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
+nlohmann::json gpt2ConfigJson(const ModelConfig& m) {
   auto j = sizesJson(m, "GPT2LMHeadModel", "gpt2", "n_embd", "n_layer", "n_head");
   j.update({{"n_positions", m.max_positions},   {"n_ctx", m.max_positions},
             {"n_inner", m.intermediate_size},   {"activation_function", m.activation},
@@ -44,7 +44,7 @@ Architecture gpt2Architecture() {
                .mlp("mlp.c_fc", "mlp.c_proj");
   l.conv1d = true;
   l.neuron_circuit = true;
-  auto entry = gpt_style::defineFamily({"gpt2", "GPT-2", {"transformer."}}, parseConfig, toConfigJson, l,
+  auto entry = gpt_style::defineFamily({"gpt2", "GPT-2", {"transformer."}}, readGpt2Config, gpt2ConfigJson, l,
                                        {"gelu_new", true, PositionScheme::kLearned}, /*supports_dropout=*/true);
   entry.layers_key = "n_layer";
   entry.unused_by_design = {"attn.bias", "attn.masked_bias"};  // the causal mask's buffers

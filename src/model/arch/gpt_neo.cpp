@@ -7,7 +7,7 @@
 namespace posgeom::model {
 namespace {
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readGptNeoConfig(const io::JsonConfig& c) {
   auto m = readSizes(c, {"hidden_size"}, {"num_layers"}, {"num_heads"});
   const auto& j = c.json();
   m.intermediate_size = j.contains("intermediate_size") && !j["intermediate_size"].is_null()
@@ -24,7 +24,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
+nlohmann::json gptNeoConfigJson(const ModelConfig& m) {
   int64_t window = 256;
   nlohmann::json types = nlohmann::json::array();
   for (const int64_t w : m.attention_windows) {
@@ -52,7 +52,7 @@ Architecture gptNeoArchitecture() {
                                 {"attn.attention.q_proj", "attn.attention.k_proj", "attn.attention.v_proj"},
                                 "attn.attention.out_proj", Bias::kNone)
                      .mlp("mlp.c_fc", "mlp.c_proj");
-  auto entry = gpt_style::defineFamily({"gpt_neo", "GPT-Neo", {"transformer."}}, parseConfig, toConfigJson, l,
+  auto entry = gpt_style::defineFamily({"gpt_neo", "GPT-Neo", {"transformer."}}, readGptNeoConfig, gptNeoConfigJson, l,
                                        {"gelu_new", true, PositionScheme::kLearned});
   entry.layers_key = "num_layers";
   entry.unused_by_design = {"attn.attention.bias", "attn.attention.masked_bias"};  // the causal mask's buffers

@@ -7,7 +7,7 @@
 namespace posgeom::model {
 namespace {
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readGptNeoxConfig(const io::JsonConfig& c) {
   auto m = readSizes(c);
   m.intermediate_size = c.positiveInt({"intermediate_size"}, 4 * m.hidden_size);
   m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
@@ -29,7 +29,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
+nlohmann::json gptNeoxConfigJson(const ModelConfig& m) {
   auto j = sizesJson(m, "GPTNeoXForCausalLM", "gpt_neox");
   j.update({{"intermediate_size", m.intermediate_size}, {"hidden_act", m.activation},
           {"layer_norm_eps", m.norm_eps},            {"max_position_embeddings", m.max_positions},
@@ -53,7 +53,7 @@ Architecture gptNeoXArchitecture() {
   // Pythia's checkpoints call the LM head embed_out; transformers 5 reads it as lm_head.
   // Either may be stored (neither: no logits); tied, neither is used.
   l.lm_heads = {"embed_out", "lm_head"};
-  auto entry = gpt_style::defineFamily({"gpt_neox", "GPT-NeoX", {"gpt_neox."}}, parseConfig, toConfigJson, l,
+  auto entry = gpt_style::defineFamily({"gpt_neox", "GPT-NeoX", {"gpt_neox."}}, readGptNeoxConfig, gptNeoxConfigJson, l,
                                        {"gelu", false, PositionScheme::kRope});
   // Pythia's checkpoints hold the causal mask's and RoPE's buffers.
   entry.unused_by_design = {"attention.bias", "attention.masked_bias", "rotary_emb.inv_freq"};

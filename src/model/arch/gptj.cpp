@@ -8,7 +8,7 @@
 namespace posgeom::model {
 namespace {
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readGptjConfig(const io::JsonConfig& c) {
   auto m = readSizes(c, {"n_embd"}, {"n_layer"}, {"n_head"});
   const auto& j = c.json();
   m.intermediate_size =
@@ -30,7 +30,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
+nlohmann::json gptjConfigJson(const ModelConfig& m) {
   const auto rotary = std::lround(static_cast<double>(m.headDim()) * m.rope.partial_rotary_factor);
   auto j = sizesJson(m, "GPTJForCausalLM", "gptj", "n_embd", "n_layer", "n_head");
   j.update({{"n_inner", m.intermediate_size},   {"n_positions", m.max_positions},
@@ -51,7 +51,7 @@ Architecture gptJArchitecture() {
                           Bias::kNone, Bias::kNone)
                .mlp("mlp.fc_in", "mlp.fc_out");
   l.lm_head_bias = true;
-  auto entry = gpt_style::defineFamily({"gptj", "GPT-J", {"transformer."}}, parseConfig, toConfigJson, l,
+  auto entry = gpt_style::defineFamily({"gptj", "GPT-J", {"transformer."}}, readGptjConfig, gptjConfigJson, l,
                                        {"gelu_new", false, PositionScheme::kRope});
   entry.layers_key = "n_layer";
   entry.unused_by_design = {"attn.bias", "attn.masked_bias"};  // the causal mask's buffers

@@ -6,7 +6,7 @@
 namespace posgeom::model {
 namespace {
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readOptConfig(const io::JsonConfig& c) {
   auto m = readSizes(c);
   m.intermediate_size = c.requirePositiveInt({"ffn_dim"});
   m.max_positions = c.positiveInt({"max_position_embeddings"}, 2048);
@@ -23,7 +23,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
+nlohmann::json optConfigJson(const ModelConfig& m) {
   auto j = sizesJson(m, "OPTForCausalLM", "opt");
   j.update({{"ffn_dim", m.intermediate_size},      {"max_position_embeddings", m.max_positions},
           {"activation_function", m.activation}, {"do_layer_norm_before", !m.post_norm},
@@ -47,7 +47,7 @@ Architecture optArchitecture() {
   l.project_in = "decoder.project_in";
   l.project_out = "decoder.project_out";
   l.norms_listed_after = true;  // its modules: the maps, then their norm
-  return gpt_style::defineFamily({"opt", "OPT", {"model."}}, parseConfig, toConfigJson, l,
+  return gpt_style::defineFamily({"opt", "OPT", {"model."}}, readOptConfig, optConfigJson, l,
                                  {"relu", true, PositionScheme::kLearned});
 }
 

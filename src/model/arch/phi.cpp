@@ -8,7 +8,7 @@
 namespace posgeom::model {
 namespace {
 
-ModelConfig parseConfig(const io::JsonConfig& c) {
+ModelConfig readPhiConfig(const io::JsonConfig& c) {
   auto m = readSizes(c);
   const auto& j = c.json();
   if (j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null() &&
@@ -28,7 +28,7 @@ ModelConfig parseConfig(const io::JsonConfig& c) {
   return m;
 }
 
-nlohmann::json toConfigJson(const ModelConfig& m) {
+nlohmann::json phiConfigJson(const ModelConfig& m) {
   auto j = sizesJson(m, "PhiForCausalLM", "phi");
   j.update({{"intermediate_size", m.intermediate_size}, {"hidden_act", m.activation},
             {"layer_norm_eps", m.norm_eps}, {"max_position_embeddings", m.max_positions},
@@ -49,7 +49,7 @@ Architecture phiArchitecture() {
                           "self_attn.dense")
                .mlp("mlp.fc1", "mlp.fc2");
   l.lm_head_bias = true;
-  return gpt_style::defineFamily({"phi", "Phi", {"model."}}, parseConfig, toConfigJson, l,
+  return gpt_style::defineFamily({"phi", "Phi", {"model."}}, readPhiConfig, phiConfigJson, l,
                                  {"gelu_new", false, PositionScheme::kRope});
 }
 
