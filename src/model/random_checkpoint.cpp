@@ -149,11 +149,21 @@ void writeRandomCheckpoint(const RandomCheckpointSpec& spec, const std::filesyst
   // refuses (an odd head width under RoPE) is bad input now, not a checkpoint that no
   // command can load.
   const auto config_json = arch.to_config_json(config);
+  ModelConfig reread;
   try {
-    arch.parse_config(io::JsonConfig(config_json, "random-model " + spec.model_type + " config"));
+    reread = arch.parse_config(io::JsonConfig(config_json, "random-model " + spec.model_type + " config"));
   } catch (const InputError& e) {
     throw InputError("random-model", std::string("the sizes give a config the ") + arch.family + " reader refuses: " + e.what());
   }
+  // A width the family's config cannot say (BLOOM's and MPT's MLPs are 4 x dim; GPT-2 has
+  // no key/value heads of its own) would be written into tensors that its config reads back
+  // otherwise: a checkpoint no command can load.
+  if (spec.intermediate_size > 0 && reread.intermediate_size != config.intermediate_size)
+    throw InputError(option::kMlp, std::to_string(spec.intermediate_size) + ": a " + arch.family + " config has no MLP width of its own (it reads back as " +
+                                       std::to_string(reread.intermediate_size) + ")");
+  if (spec.kv_heads > 0 && reread.num_kv_heads != config.num_kv_heads)
+    throw InputError(option::kKvHeads, std::to_string(spec.kv_heads) + ": a " + arch.family + " config has no key/value heads of its own (it reads back as " +
+                                           std::to_string(reread.num_kv_heads) + ")");
 
   const auto tensors = arch.tensors(config);
   if (spec.storage != io::DType::kF32 && spec.storage != io::DType::kBF16)

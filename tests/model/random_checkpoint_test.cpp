@@ -128,6 +128,30 @@ TEST(RandomCheckpoint, RejectsImpossibleShapes) {
   EXPECT_FALSE(std::filesystem::exists(s / "odd"));
 }
 
+// A width the family's config has no key for would be written into tensors its config reads
+// back otherwise (a checkpoint no command loads): refused, naming the option, before any write.
+TEST(RandomCheckpoint, AWidthTheFamilysConfigCannotSayIsRefused) {
+  ScratchDir s;
+  auto refusal = [&](const std::string& type, int64_t mlp, int64_t kv_heads) {
+    model::RandomCheckpointSpec spec;
+    spec.model_type = type, spec.hidden_size = 32, spec.heads = 4, spec.intermediate_size = mlp, spec.kv_heads = kv_heads;
+    try {
+      model::writeRandomCheckpoint(spec, s / type);
+    } catch (const InputError& e) {
+      EXPECT_FALSE(std::filesystem::exists(s / type));
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refusal("bloom", 100, 0).find("--mlp: 100: a BLOOM config has no MLP width of its own (it reads back as 128)"), std::string::npos);
+  EXPECT_NE(refusal("mpt", 64, 0).find("--mlp"), std::string::npos);
+  EXPECT_NE(refusal("gpt2", 0, 2).find("--kv-heads: 2: a GPT-2 config has no key/value heads of its own (it reads back as 4)"), std::string::npos);
+  // Where the config says it, the same sizes are written and read back.
+  EXPECT_EQ(refusal("llama", 100, 2), "");
+  EXPECT_EQ(model::loadModelConfig(s / "llama").intermediate_size, 100);
+  EXPECT_EQ(refusal("gpt2", 100, 0), "");  // GPT-2's n_inner
+}
+
 // Far too large: refused before anything is written (it used to end in bad_alloc, exit 3,
 // with an empty directory left), naming what does not fit.
 TEST(RandomCheckpoint, ACheckpointTheMachineCannotHoldIsRefusedFirst) {
