@@ -199,6 +199,11 @@ def families():
                                                           "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}},
                                          **common),
                       t.Gemma3ForCausalLM, "model.layers"),
+        # MPT: six heads (MPT's own ALiBi slopes where the head count is not a power of two),
+        # q, k and v clamped to 0.5, logits x softmax_scale 0.5, bias-free norms and maps.
+        "hf-mpt": (t.MptConfig(n_layers=2, d_model=48, n_heads=6, max_seq_len=64, vocab_size=120,
+                               attn_config={"clip_qkv": 0.5, "softmax_scale": 0.5}, **common),
+                   t.MptForCausalLM, "transformer.blocks"),
         # Mixtral: 4 experts (w1, w3, w2 under block_sparse_moe), 2 a token, renormalised.
         "hf-mixtral": (t.MixtralConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
                                        intermediate_size=40, num_local_experts=4, num_experts_per_tok=2,

@@ -62,7 +62,9 @@ struct ModelConfig {
   bool parallel_residual = false;  // GPT-NeoX, GPT-J: attention and MLP both read the block's input
   bool post_norm = false;          // OPT-350m: LayerNorm after each residual add, not before the block
   int64_t embedding_width = 0;     // OPT-350m: token embeddings narrower than the blocks (0: hidden_size)
-  double qkv_clip = 0;             // OLMo's clip_qkv: q, k and v clamped to [-clip, clip] (0: none)
+  double qkv_clip = 0;             // OLMo's and MPT's clip_qkv: q, k and v clamped to [-clip, clip] (0: none)
+  // ALiBi's per-head slopes where the family defines its own (MPT); empty: BLOOM's for num_heads.
+  std::vector<double> alibi_slopes;
   bool bidirectional = false;  // BERT; causal for the others
   int64_t padding_idx = -1;    // RoBERTa: positions count the non-padding tokens from padding_idx + 1
   PositionScheme positions = PositionScheme::kLearned;

@@ -21,7 +21,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const GptLayout& l) {
   TensorSpecs s;
   s.table(l.embed + ".weight", {m.vocab_size, e});
   if (m.positions == PositionScheme::kLearned) s.table(l.position_table + ".weight", {m.max_positions + l.position_offset, d});
-  if (!l.embedding_norm.empty()) s.norm(l.embedding_norm, d);
+  if (!l.embedding_norm.empty()) s.norm(l.embedding_norm, d, l.norm_bias);
   if (e != d) s.weight(l.project_in + ".weight", {d, e}).weight(l.project_out + ".weight", {e, d});
   // A map [out, in] (Conv1D: [in, out]) and its bias.
   auto map = [&](const std::string& name, int64_t out, int64_t in, Bias bias) {
@@ -31,20 +31,20 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const GptLayout& l) {
   for (int64_t i = 0; i < m.num_layers; ++i) {
     s.inBlock(i);
     const auto b = blockPrefix(l, i);
-    if (!l.norms_listed_after) s.norm(b + l.attn_norm, d);
+    if (!l.norms_listed_after) s.norm(b + l.attn_norm, d, l.norm_bias);
     if (l.qkv == Qkv::kSeparate)
       for (const auto& name : l.qkv_names) map(b + name, d, d, l.qkv_bias);
     else
       map(b + l.qkv_names.front(), 3 * d, d, l.qkv_bias);
     map(b + l.out, d, d, l.out_bias);
-    if (l.norms_listed_after) s.norm(b + l.attn_norm, d);
-    if (!l.mlp_norm.empty() && !l.norms_listed_after) s.norm(b + l.mlp_norm, d);
+    if (l.norms_listed_after) s.norm(b + l.attn_norm, d, l.norm_bias);
+    if (!l.mlp_norm.empty() && !l.norms_listed_after) s.norm(b + l.mlp_norm, d, l.norm_bias);
     map(b + l.mlp_in, f, d, l.mlp_bias);
     map(b + l.mlp_out, d, f, l.mlp_bias);
-    if (!l.mlp_norm.empty() && l.norms_listed_after) s.norm(b + l.mlp_norm, d);
+    if (!l.mlp_norm.empty() && l.norms_listed_after) s.norm(b + l.mlp_norm, d, l.norm_bias);
   }
   s.outsideBlocks();
-  if (!m.post_norm) s.norm(l.final_norm, d);
+  if (!m.post_norm) s.norm(l.final_norm, d, l.norm_bias);
   const bool optional_heads = l.lm_heads.size() > 1;
   for (const auto& name : l.lm_heads)
     s.head(name + ".weight", {m.vocab_size, e}, m.tie_word_embeddings, optional_heads);
@@ -61,10 +61,15 @@ class GptStyleModel final : public Model {
   GptStyleModel(const ModelConfig& config, const Weights& w, const Numerics& num, GptLayout layout)
       : Model(config, num), layout_(std::move(layout)) {
     const auto& l = layout_;
-    auto norm = [&](const std::string& name) { return Norm{w.get(name + ".weight"), w.get(name + ".bias")}; };
+    auto norm = [&](const std::string& name) {
+      return Norm{w.get(name + ".weight"), l.norm_bias ? w.get(name + ".bias") : at::Tensor()};
+    };
     embed_ = w.get(l.embed + ".weight");
     if (config.positions == PositionScheme::kLearned) positions_ = w.get(l.position_table + ".weight");
-    if (config.positions == PositionScheme::kAlibi) slopes_ = ops::alibiSlopes(config.num_heads);
+    if (config.positions == PositionScheme::kAlibi)
+      slopes_ = config.alibi_slopes.empty()
+                    ? ops::alibiSlopes(config.num_heads)
+                    : at::tensor(config.alibi_slopes, at::TensorOptions().dtype(at::kDouble)).to(at::kFloat);
     if (!l.embedding_norm.empty()) embedding_norm_ = norm(l.embedding_norm);
     if (!l.project_in.empty() && w.has(l.project_in + ".weight")) {
       project_in_ = w.get(l.project_in + ".weight");
@@ -130,8 +135,10 @@ class GptStyleModel final : public Model {
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
     const auto held = blocks_.peek(index);
     const auto& b = *held;
-    return arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), queryMap(b, 1), queryBias(b, 1), config().num_heads,
-                             config().headDim());
+    auto maps = arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), queryMap(b, 1), queryBias(b, 1), config().num_heads,
+                                  config().headDim());
+    maps.clip = config().qkv_clip;
+    return maps;
   }
 
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override {
@@ -169,7 +176,8 @@ class GptStyleModel final : public Model {
     const auto& c = config();
     const auto& l = layout_;
     auto norm = [&](const std::string& name) {
-      return name.empty() ? Norm{} : Norm{w.get(prefix + name + ".weight"), w.get(prefix + name + ".bias")};
+      if (name.empty()) return Norm{};
+      return Norm{w.get(prefix + name + ".weight"), l.norm_bias ? w.get(prefix + name + ".bias") : at::Tensor()};
     };
     // Conv1D stores [in, out]: its transposed view is the [out, in] of a linear layer, which
     // the BLAS reads as it is (a contiguous copy would double the weights' memory).
@@ -228,11 +236,14 @@ class GptStyleModel final : public Model {
     const auto& c = config();
     const auto& num = numerics();
     at::Tensor q, k, v;
+    // MPT's clip_qkv clamps q, k and v alike.
+    auto clip = [&](const at::Tensor& t) { return c.qkv_clip > 0 ? t.clamp(-c.qkv_clip, c.qkv_clip) : t; };
     if (b.qkv_w.defined()) {
-      const auto parts = ops::linear(a, b.qkv_w, b.qkv_b, num).chunk(3, -1);
+      const auto parts = clip(ops::linear(a, b.qkv_w, b.qkv_b, num)).chunk(3, -1);
       q = parts[0], k = parts[1], v = parts[2];
     } else {
-      q = ops::linear(a, b.q_w, b.q_b, num), k = ops::linear(a, b.k_w, b.k_b, num), v = ops::linear(a, b.v_w, b.v_b, num);
+      q = clip(ops::linear(a, b.q_w, b.q_b, num)), k = clip(ops::linear(a, b.k_w, b.k_b, num));
+      v = clip(ops::linear(a, b.v_w, b.v_b, num));
     }
     q = ops::splitHeads(q, c.num_heads), k = ops::splitHeads(k, c.num_heads), v = ops::splitHeads(v, c.num_heads);
     if (c.positions == PositionScheme::kRope) {

@@ -43,6 +43,7 @@ struct GptLayout {
   bool conv1d = false;        // GPT-2: maps stored [in, out]
   bool norms_listed_after = false;  // OPT: each block lists a sublayer's norm after its maps
   bool neuron_circuit = false;      // gives the contextual-neuron circuit (GPT-2)
+  bool norm_bias = true;            // MPT: LayerNorms with a weight and no bias
 
   // The names in the order a family's modules list them.
   GptLayout& blocks(std::string prefix) { return block_prefix = std::move(prefix), *this; }
