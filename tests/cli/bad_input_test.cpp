@@ -734,6 +734,14 @@ std::vector<BadInput> cases() {
                   0, "", [](const fs::path& out) {
                     EXPECT_EQ(nlohmann::json::parse(readFile(out / "summary.json"))["report"]["screenot_k"], 6);  // 2k + 1 < 15
                   }));
+  c.push_back(row("random-model-too-large", [](const fs::path&) { return Args{"random-model", "--layers", "1000000000"}; }, 2,
+                  "--layers: 1000000000 is more than 4096"));
+  c.push_back(row("random-model-width-unsaid",
+                  [](const fs::path&) { return Args{"random-model", "--arch", "bloom", "--dim", "32", "--heads", "4", "--mlp", "100"}; },
+                  2, "--mlp: 100: a BLOOM config has no MLP width of its own (it reads back as 128)"));
+  c.push_back(row("random-model-sizes-refused",
+                  [](const fs::path&) { return Args{"random-model", "--arch", "llama", "--dim", "72", "--heads", "8"}; }, 2,
+                  "random-model: the sizes give a config the Llama reader refuses"));
   c.push_back(row("bench-seq-len-beyond-positions",
                   [](const fs::path&) { return Args{"bench", "--model", fixtureModel("tiny-gpt2").string(), "--seq-len", "100000"}; },
                   2, "--seq-len: 100000 exceeds the model's 128 learned positions"));
