@@ -199,6 +199,12 @@ def families():
                                                           "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}},
                                          **common),
                       t.Gemma3ForCausalLM, "model.layers"),
+        # OLMo-2: norms after attention and after the MLP only, q and k RMSNormed over all
+        # heads together (three query heads, one key/value head, biases on every map).
+        "hf-olmo2": (t.Olmo2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, num_key_value_heads=1,
+                                   intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                   attention_bias=True, pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                     t.Olmo2ForCausalLM, "model.layers"),
         # MPT: six heads (MPT's own ALiBi slopes where the head count is not a power of two),
         # q, k and v clamped to 0.5, logits x softmax_scale 0.5, bias-free norms and maps.
         "hf-mpt": (t.MptConfig(n_layers=2, d_model=48, n_heads=6, max_seq_len=64, vocab_size=120,

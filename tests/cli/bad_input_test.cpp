@@ -170,7 +170,7 @@ std::vector<BadInput> cases() {
                [](const fs::path& d) {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["model_type"] = "t5"; }); }));
                },
-               2, "config.json: unsupported model_type 't5' (supported: bert, bloom, cohere, gemma, gemma2, gemma3_text, gpt2, gpt_neo, gpt_neox, gptj, granite, llama, mistral, mixtral, mpt, olmo, opt, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, smollm3, stablelm, starcoder2)"));
+               2, "config.json: unsupported model_type 't5' (supported: bert, bloom, cohere, gemma, gemma2, gemma3_text, gpt2, gpt_neo, gpt_neox, gptj, granite, llama, mistral, mixtral, mpt, olmo, olmo2, opt, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, smollm3, stablelm, starcoder2)"));
   c.push_back(row("weights-missing",
                [](const fs::path& d) {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { fs::remove(m / "model.safetensors"); }));
@@ -357,6 +357,8 @@ std::vector<BadInput> cases() {
   c.push_back(row("neurons-mixture-of-experts",
                [](const fs::path&) { return onRandomIds(hfFixtureDir("hf-mixtral"), {"--heads", "--neurons"}); }, 2,
                "--neurons: is not available for model_type 'mixtral': block 0's MLP is a mixture of experts"));
+  c.push_back(row("heads-joint-qk-norm", [](const fs::path&) { return onRandomIds(hfFixtureDir("hf-olmo2"), {"--heads"}); }, 2,
+                  "--heads: is not available for model_type 'olmo2' yet: its q and k are RMSNormed over all heads together"));
   c.push_back(row("repeated-random-too-short",
                [](const fs::path&) {
                  return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus", "repeated-random", "--num-seqs", "2",

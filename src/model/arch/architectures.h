@@ -26,6 +26,7 @@ Architecture mixtralArchitecture();
 Architecture mptArchitecture();
 Architecture graniteArchitecture();
 Architecture olmoArchitecture();
+Architecture olmo2Architecture();
 Architecture optArchitecture();
 Architecture phiArchitecture();
 Architecture phi3Architecture();

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
 #include "posgeom/model/load/weights.h"
 #include "rope_config.h"
 
@@ -142,7 +143,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
   for (int64_t i = 0; i < m.num_layers; ++i) {
     s.inBlock(i);
     const auto l = layer(i);
-    norm(l + "input_layernorm", d);
+    if (!style.post_norms) norm(l + "input_layernorm", d);
     if (style.fused_projections) s.weight(l + "self_attn.qkv_proj.weight", {q + 2 * kv, d});
     for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"q_proj", q}, {"k_proj", kv}, {"v_proj", kv}}) {
       if (!style.fused_projections) s.weight(l + "self_attn." + name + ".weight", {rows, d});
@@ -151,8 +152,10 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     s.weight(l + "self_attn.o_proj.weight", {d, q});
     if (m.attention_bias) s.bias(l + "self_attn.o_proj.bias", d);
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
+    if (m.joint_qk_norm) s.norm(l + "self_attn.q_norm", q, false).norm(l + "self_attn.k_norm", kv, false);
     if (post_attention_norm) norm(l + "post_attention_layernorm", d);
-    if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false).norm(l + "post_feedforward_layernorm", d, false);
+    if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false);
+    if (style.sandwich_norms || style.post_norms) s.norm(l + "post_feedforward_layernorm", d, false);
     if (style.experts && m.moe.sparse(i)) {
       mixture::addTensors(s, l, m, *style.experts);
       continue;
@@ -221,7 +224,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   const int64_t q_rows = c.num_heads * c.headDim(), kv_rows = c.num_kv_heads * c.headDim();
   const bool qkv_bias = style_.qkv_bias || c.qkv_bias || c.attention_bias;
   Layer layer_weights;
-  layer_weights.ln_1 = norm_weight("input_layernorm.weight");
+  layer_weights.ln_1 = style_.post_norms ? at::Tensor() : norm_weight("input_layernorm.weight");
   layer_weights.ln_1_bias = when(style_.layer_norms, "input_layernorm.bias");
   layer_weights.ln_2_bias = when(style_.layer_norms, "post_attention_layernorm.bias");
   if (style_.fused_projections) {
@@ -252,17 +255,17 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
   layer_weights.o = g("self_attn.o_proj.weight");
   layer_weights.o_bias = when(c.attention_bias, "self_attn.o_proj.bias");
-  layer_weights.q_norm = when(style_.qk_norm, "self_attn.q_norm.weight");
-  layer_weights.k_norm = when(style_.qk_norm, "self_attn.k_norm.weight");
+  layer_weights.q_norm = when(style_.qk_norm || c.joint_qk_norm, "self_attn.q_norm.weight");
+  layer_weights.k_norm = when(style_.qk_norm || c.joint_qk_norm, "self_attn.k_norm.weight");
   layer_weights.ln_2 = post_attention_norm ? norm_weight("post_attention_layernorm.weight") : at::Tensor();
   layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
-  layer_weights.post_mlp_ln = when(style_.sandwich_norms, "post_feedforward_layernorm.weight");
+  layer_weights.post_mlp_ln = when(style_.sandwich_norms || style_.post_norms, "post_feedforward_layernorm.weight");
   if (!sparse) layer_weights.down = g(style_.dense_mlp ? "mlp.c_proj.weight" : "mlp.down_proj.weight");
   return layer_weights;
 }
 
-// Gemma's RMSNorm scales by 1 + w in float32 and rounds once; Llama's rounds the normed
-// input before its scale.
+// Gemma's RMSNorm scales by 1 + w in float32 and rounds once, OLMo-2's by w; Llama's rounds
+// the normed input before its scale.
 at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const {
   const auto& num = numerics();
   if (style_.layer_norms || style_.weight_only_layer_norms) return ops::layerNorm(x, w, b, config().norm_eps, num);
@@ -270,18 +273,25 @@ at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at
     const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, {}, {}, 1e-5);
     return num.round(y.to(x.scalar_type()));
   }
-  if (!style_.gemma_norms) return ops::rmsNorm(x, w, config().norm_eps, num);
+  if (!style_.gemma_norms && !style_.post_norms) return ops::rmsNorm(x, w, config().norm_eps, num);
   const auto xf = x.to(at::kFloat);
   const auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config().norm_eps);
-  return num.round((normed * (1 + w.to(at::kFloat))).to(x.scalar_type()));
+  const auto scale = style_.gemma_norms ? 1 + w.to(at::kFloat) : w.to(at::kFloat);
+  return num.round((normed * scale).to(x.scalar_type()));
 }
 
 at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const {
   const auto& c = config();
   const auto& num = numerics();
   auto clip = [&](const at::Tensor& t) { return c.qkv_clip > 0 ? t.clamp(-c.qkv_clip, c.qkv_clip) : t; };
-  auto q = ops::splitHeads(clip(ops::linear(a, l.q, l.q_bias, num)), c.num_heads);
-  auto k = ops::splitHeads(clip(ops::linear(a, l.k, l.k_bias, num)), c.num_kv_heads);
+  auto q = clip(ops::linear(a, l.q, l.q_bias, num));
+  auto k = clip(ops::linear(a, l.k, l.k_bias, num));
+  if (c.joint_qk_norm) {  // over every head's coordinates at once, before they are split
+    q = norm(q, l.q_norm);
+    k = norm(k, l.k_norm);
+  }
+  q = ops::splitHeads(q, c.num_heads);
+  k = ops::splitHeads(k, c.num_kv_heads);
   if (style_.qk_norm) {  // each head's, as the family's other norms (Gemma-3's 1 + w)
     q = norm(q, l.q_norm);
     k = norm(k, l.k_norm);
@@ -325,17 +335,22 @@ at::Tensor DecoderModel::block(int64_t i, const at::Tensor& x, const BlockContex
   const auto& num = numerics();
   const auto held = layers_.at(i);
   const auto& l = *held;
-  const auto a = norm(x, l.ln_1, l.ln_1_bias);
+  const auto a = style_.post_norms ? x : norm(x, l.ln_1, l.ln_1_bias);
   context.attentionInput(i, a);
   const auto attended = attention(l, i, a, context);
   if (config().parallel_residual) {  // both off the one normed input, added as transformers adds them
     context.mlpInput(i, x);
     return num.round(num.round(x + attended) + mlp(l, a));
   }
-  const auto residual = num.round(x + toResidual(style_.sandwich_norms ? norm(attended, l.ln_2) : attended));
+  // Gemma-2 and OLMo-2 norm what attention and the MLP add; OLMo-2 norms nothing they read.
+  const bool normed_outputs = style_.sandwich_norms || style_.post_norms;
+  const auto residual = num.round(x + toResidual(normed_outputs ? norm(attended, l.ln_2) : attended));
   context.mlpInput(i, residual);
-  const auto out = mlp(l, style_.sandwich_norms ? norm(residual, l.pre_mlp_ln) : norm(residual, l.ln_2, l.ln_2_bias));
-  return num.round(residual + toResidual(style_.sandwich_norms ? norm(out, l.post_mlp_ln) : out));
+  const auto mlp_input = style_.post_norms       ? residual
+                         : style_.sandwich_norms ? norm(residual, l.pre_mlp_ln)
+                                                 : norm(residual, l.ln_2, l.ln_2_bias);
+  const auto out = mlp(l, mlp_input);
+  return num.round(residual + toResidual(normed_outputs ? norm(out, l.post_mlp_ln) : out));
 }
 
 ForwardOutputs DecoderModel::finish(const at::Tensor& x, const ForwardRequest& r) const {
@@ -356,7 +371,8 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
   const auto& c = config();
   // A parallel residual's MLP (Cohere) reads the block's input, not the stream after attention: not this circuit.
   // Nor a mixture's: which neurons a token reaches depends on its router.
-  if (style_.sandwich_norms || c.qkv_clip > 0 || c.parallel_residual || (style_.experts && c.moe.sparse(0))) return std::nullopt;
+  if (style_.sandwich_norms || style_.post_norms || c.qkv_clip > 0 || c.parallel_residual || (style_.experts && c.moe.sparse(0)))
+    return std::nullopt;
   const auto held = layers_.peek(0);
   const auto& l = *held;
   const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU);
@@ -392,6 +408,8 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
 // unrotated one it does not cancel in the softmax: it is kept.
 QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
   const auto& c = config();
+  // The plan refuses --heads first (plan.cpp); this stops any other caller.
+  if (c.joint_qk_norm) throw InputError(option::kHeads, "is not available for model_type '" + c.model_type + "' yet (q/k norms over all heads)");
   const auto held = layers_.peek(index);
   const auto& l = *held;
   const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, kv = c.num_kv_heads, group = h / kv;

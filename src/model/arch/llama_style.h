@@ -25,6 +25,8 @@ struct LlamaStyle {
   bool qk_norm = false;         // Qwen3: each head's q and k RMSNormed (own weights) before RoPE
   bool gemma_norms = false;     // Gemma: RMSNorm scales by 1 + w in float32; embeddings times sqrt(d)
   bool sandwich_norms = false;  // Gemma-2: norms after attention and before and after the MLP
+  bool post_norms = false;      // OLMo-2: norms after attention and after the MLP, none before either;
+                                // RMSNorm's scale applied in float32 and rounded once (as Gemma's)
   bool fused_projections = false;  // Phi-3: qkv_proj [q | k | v] and gate_up_proj [gate | up]
   bool partial_rotary = false;     // Phi-3: partial_rotary_factor < 1 turns the first dims only
   bool plain_layer_norms = false;  // OLMo: LayerNorm without weights or bias (eps 1e-5) for every norm
@@ -75,7 +77,7 @@ class DecoderModel : public Model {
   at::Tensor block(int64_t index, const at::Tensor& x, const BlockContext& context) const override;
   ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override;
   QueryKeyMaps queryKeyMaps(int64_t index) const override;
-  // None with sandwich norms (the attention's output is normed before it is added) or a
+  // None with sandwich or post norms (the attention's output is normed before it is added) or a
   // q/k/v clamp (values no longer linear in the input).
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override;
   bool hasLmHead() const override { return true; }
