@@ -55,11 +55,12 @@ struct BlockProjections {
   std::vector<Eigen::Index> key_map;  // head -> its key map's column block
   Eigen::Index head_dim = 0, samples = 0;
   Eigen::MatrixXd wq, wk;  // [H * dh, d], [unique key maps * dh, d]: the maps stacked
+  std::optional<JointScales> joint;  // OLMo-2's norms over all heads
 
   HeadProjections of(std::size_t h) const {
     const Eigen::Index q = static_cast<Eigen::Index>(h) * head_dim, k = key_map[h] * head_dim;
     return {q_means.middleCols(q, head_dim), k_means.middleCols(k, head_dim), q_cvec.middleCols(q, head_dim),
-            k_cvec.middleCols(k, head_dim)};
+            k_cvec.middleCols(k, head_dim), joint ? &*joint : nullptr};
   }
 };
 
@@ -89,6 +90,12 @@ BlockProjections prepareProjections(const BlockHeads& block) {
   p.samples = t > 0 ? block.samples.rows() / t : 0;
   p.q_cvec.resize(p.samples * t, p.wq.rows());
   p.k_cvec.resize(p.samples * t, p.wk.rows());
+  if (const auto& first = block.maps.empty() ? nullptr : block.maps[0].joint) {
+    const double eps = block.maps[0].norm_eps;
+    p.joint = JointScales{detail::jointInverseRms(block.means, first->wq, first->bq, eps),
+                          detail::jointInverseRms(block.means, first->wk, first->bk, eps),
+                          Eigen::VectorXd(p.samples * t), Eigen::VectorXd(p.samples * t)};
+  }
   return p;
 }
 
@@ -98,6 +105,7 @@ void projectSample(const BlockHeads& block, Eigen::Index c, BlockProjections& p)
   const Eigen::MatrixXd cvec = block.samples.middleRows(c * t, t) - block.means;
   p.q_cvec.middleRows(c * t, t).noalias() = cvec * p.wq.transpose();
   p.k_cvec.middleRows(c * t, t).noalias() = cvec * p.wk.transpose();
+  if (p.joint) jointScalesOfSamples(*block.maps[0].joint, block.maps[0].norm_eps, block.samples.middleRows(c * t, t), c * t, *p.joint);
 }
 
 // Block means of `m` on an at most side x side grid: what a small heatmap can show.

@@ -42,7 +42,16 @@ void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, dou
 
 void shapeRows(Eigen::Ref<Eigen::MatrixXd> y, const ProjectionShape& shape) {
   if (shape.clip > 0) y = y.cwiseMax(-shape.clip).cwiseMin(shape.clip);
-  normRows(y, shape.norm, shape.eps);
+  if (!shape.row_scale) return normRows(y, shape.norm, shape.eps);
+  y = shape.row_scale->asDiagonal() * y;
+  if (shape.norm.size() > 0) y.array().rowwise() *= shape.norm.transpose().array();
+}
+
+Eigen::VectorXd jointInverseRms(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd& b, double eps) {
+  Eigen::MatrixXd y = x * w.transpose();
+  if (b.size() > 0) y.rowwise() += b.transpose();
+  const Eigen::VectorXd mean_square = y.rowwise().squaredNorm() / static_cast<double>(y.cols());
+  return (mean_square.array() + eps).rsqrt().matrix();
 }
 
 Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd* bias,

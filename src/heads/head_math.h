@@ -27,13 +27,19 @@ void rotate(Eigen::Ref<Eigen::MatrixXd> y, const RotaryTable& table);
 void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, double eps);
 
 // What a head does to its raw projections (bias added) before RoPE, in place: OLMo's clamp
-// to [-clip, clip] (clip > 0), then Qwen3's RMSNorm (norm non-empty). Nothing for most heads.
+// to [-clip, clip] (clip > 0), then Qwen3's RMSNorm (norm non-empty), or with `row_scale`
+// OLMo-2's: each row times its inverse RMS over all heads (jointInverseRms), then the norm's
+// weights. Nothing for most heads.
 struct ProjectionShape {
   const Eigen::VectorXd& norm;
   double eps = 1e-6;
   double clip = 0;
-  bool nonlinear() const { return norm.size() > 0 || clip > 0; }
+  const Eigen::VectorXd* row_scale = nullptr;
+  bool nonlinear() const { return norm.size() > 0 || clip > 0 || row_scale; }
 };
+// 1 / sqrt(mean square + eps) of each row of x w^T + b [T, rows of w]: the scale a norm over
+// all heads gives row t of every head.
+Eigen::VectorXd jointInverseRms(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd& b, double eps);
 void shapeRows(Eigen::Ref<Eigen::MatrixXd> y, const ProjectionShape& shape);
 
 // Rows of x [T, d] mapped by w [dh, d] (+ bias), shaped and turned to their positions.

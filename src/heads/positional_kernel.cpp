@@ -18,9 +18,15 @@ std::vector<double> plainRope(double theta, int64_t rotary_dims) {
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& s) {
   const Eigen::Index t = means.rows();
   const auto rope = detail::RotaryTable::of(t, s.positions.rope);
-  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, {head.q_norm, head.norm_eps, head.clip}, rope);  // [T, dh]
+  Eigen::VectorXd q_scale, k_scale;  // OLMo-2's norms over all heads
+  if (head.joint) {
+    q_scale = detail::jointInverseRms(means, head.joint->wq, head.joint->bq, head.norm_eps);
+    k_scale = detail::jointInverseRms(means, head.joint->wk, head.joint->bk, head.norm_eps);
+  }
+  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq,
+                                            {head.q_norm, head.norm_eps, head.clip, head.joint ? &q_scale : nullptr}, rope);  // [T, dh]
   const Eigen::MatrixXd k = detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr,
-                                            {head.k_norm, head.norm_eps, head.clip}, rope);
+                                            {head.k_norm, head.norm_eps, head.clip, head.joint ? &k_scale : nullptr}, rope);
   return detail::kernelFromDots(k * q.transpose(), detail::logitScale(head, s), s);
 }
 

@@ -125,6 +125,12 @@ const std::vector<std::string>& qkMapNames() {
   return names;
 }
 
+void jointScalesOfSamples(const JointQkNorm& joint, double eps, const Eigen::Ref<const Eigen::MatrixXd>& rows,
+                          Eigen::Index first, JointScales& scales) {
+  scales.q_samples.segment(first, rows.rows()) = detail::jointInverseRms(rows, joint.wq, joint.bq, eps);
+  scales.k_samples.segment(first, rows.rows()) = detail::jointInverseRms(rows, joint.wk, joint.bk, eps);
+}
+
 SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
                                  const KernelSettings& s, bool keep_maps) {
   const Eigen::Index t = means.rows();
@@ -132,7 +138,15 @@ SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& me
   for (Eigen::Index c = 0; t > 0 && c < samples.rows() / t; ++c) cvec.middleRows(c * t, t) -= means;
   const Eigen::MatrixXd q_means = means * head.wq.transpose(), k_means = means * head.wk.transpose();
   const Eigen::MatrixXd q_cvec = cvec * head.wq.transpose(), k_cvec = cvec * head.wk.transpose();
-  return sampleAttention(head, HeadProjections{q_means, k_means, q_cvec, k_cvec}, s, keep_maps);
+  JointScales joint;
+  if (head.joint) {
+    joint.q_means = detail::jointInverseRms(means, head.joint->wq, head.joint->bq, head.norm_eps);
+    joint.k_means = detail::jointInverseRms(means, head.joint->wk, head.joint->bk, head.norm_eps);
+    joint.q_samples.resize(samples.rows());
+    joint.k_samples.resize(samples.rows());
+    jointScalesOfSamples(*head.joint, head.norm_eps, samples, 0, joint);
+  }
+  return sampleAttention(head, HeadProjections{q_means, k_means, q_cvec, k_cvec, head.joint ? &joint : nullptr}, s, keep_maps);
 }
 
 SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p, const KernelSettings& s, bool keep_maps) {
@@ -151,7 +165,13 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   q_pos.rowwise() += head.bq.transpose();
   if (head.bk.size() > 0) k_pos.rowwise() += head.bk.transpose();  // positional, as the query bias
   const Eigen::MatrixXd q_pos_raw = q_pos, k_pos_raw = k_pos;
-  const detail::ProjectionShape q_shape{head.q_norm, head.norm_eps, head.clip}, k_shape{head.k_norm, head.norm_eps, head.clip};
+  const Eigen::VectorXd* q_row_scale = p.joint ? &p.joint->q_means : nullptr;
+  const Eigen::VectorXd* k_row_scale = p.joint ? &p.joint->k_means : nullptr;
+  const detail::ProjectionShape q_shape{head.q_norm, head.norm_eps, head.clip, q_row_scale},
+      k_shape{head.k_norm, head.norm_eps, head.clip, k_row_scale};
+  Eigen::VectorXd q_sample_scale, k_sample_scale;  // a sample's rows' own joint scales
+  const detail::ProjectionShape q_sample_shape{head.q_norm, head.norm_eps, head.clip, p.joint ? &q_sample_scale : nullptr},
+      k_sample_shape{head.k_norm, head.norm_eps, head.clip, p.joint ? &k_sample_scale : nullptr};
   detail::shapeRows(q_pos, q_shape);
   detail::shapeRows(k_pos, k_shape);
   const Eigen::MatrixXd q_pos_shaped = q_pos, k_pos_shaped = k_pos;
@@ -186,8 +206,12 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   for (Eigen::Index c = 0; c < out.samples; ++c) {
     q_cvec = p.q_cvec.middleRows(c * t, t);
     k_cvec = p.k_cvec.middleRows(c * t, t);
-    shapedContext(q_cvec, q_pos_raw, q_pos_shaped, q_shape);
-    shapedContext(k_cvec, k_pos_raw, k_pos_shaped, k_shape);
+    if (p.joint) {
+      q_sample_scale = p.joint->q_samples.segment(c * t, t);
+      k_sample_scale = p.joint->k_samples.segment(c * t, t);
+    }
+    shapedContext(q_cvec, q_pos_raw, q_pos_shaped, q_sample_shape);
+    shapedContext(k_cvec, k_pos_raw, k_pos_shaped, k_sample_shape);
     detail::rotate(q_cvec, rope);
     detail::rotate(k_cvec, rope);
     for (Eigen::Index n0 = s.skip; n0 < t; n0 += block) {

@@ -1,6 +1,7 @@
 #include "posgeom/pass/heads_stage.h"
 
 #include <chrono>
+#include <memory>
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/base/error.h"
@@ -67,6 +68,15 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     // The run's mask, which a run may set apart from the model's (causal on a bidirectional model).
     positions.shared.mask = {causal, causal ? positions.shared.mask.window : 0};
     const bool normed = maps.q_norm.defined();
+    // OLMo-2's norms over all heads: every head's maps, keys once per key-value head.
+    std::shared_ptr<const heads::JointQkNorm> joint;
+    if (maps.joint_norm) {
+      const int64_t h = config.num_heads, dh = config.headDim(), d = config.hidden_size, kv = config.num_kv_heads;
+      auto one_per_key_head = [&](const at::Tensor& t) { return t.reshape({kv, h / kv, -1}).select(1, 0).reshape({kv * dh, -1}); };
+      joint = std::make_shared<const heads::JointQkNorm>(heads::JointQkNorm{
+          anova::toEigen(maps.wq.reshape({h * dh, d})), anova::toEigen(one_per_key_head(maps.wk.reshape({h, dh * d})).reshape({kv * dh, d})),
+          anova::toEigen(maps.bq.reshape({h * dh})), anova::toEigen(one_per_key_head(maps.bk).reshape({kv * dh}))});
+    }
     // The key bias only where keys rotate, or where the head's norm or clamp makes it
     // nonlinear in its inputs: elsewhere it cancels in the softmax (HeadMaps).
     const bool key_bias = !positions.shared.rope.inverse_frequencies.empty() || normed || maps.clip > 0;
@@ -79,6 +89,7 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
         head.norm_eps = maps.norm_eps;
       }
       head.clip = maps.clip;
+      head.joint = joint;
       block.maps.push_back(std::move(head));
       heads::KernelSettings k;
       k.positions = positions.head(h);

@@ -284,10 +284,6 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
                                              "token reaches, so no one circuit of neurons is the block's)");
     if (o.neurons && a.layers.count(1) == 0)
       throw InputError(option::kNeurons, "reads block 0's heads: --layer must include 1 (hidden.1, the state block 0 writes)");
-    if (config.joint_qk_norm)
-      throw InputError(option::kHeads, "is not available for model_type '" + config.model_type +
-                                           "' yet: its q and k are RMSNormed over all heads together, which the heads "
-                                           "analysis does not model (the hidden-state analysis runs without --heads)");
     checkQkHeads(plan.heads->qk_maps, a.layers, config);
   }
 

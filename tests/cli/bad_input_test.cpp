@@ -357,8 +357,6 @@ std::vector<BadInput> cases() {
   c.push_back(row("neurons-mixture-of-experts",
                [](const fs::path&) { return onRandomIds(hfFixtureDir("hf-mixtral"), {"--heads", "--neurons"}); }, 2,
                "--neurons: is not available for model_type 'mixtral': block 0's MLP is a mixture of experts"));
-  c.push_back(row("heads-joint-qk-norm", [](const fs::path&) { return onRandomIds(hfFixtureDir("hf-olmo2"), {"--heads"}); }, 2,
-                  "--heads: is not available for model_type 'olmo2' yet: its q and k are RMSNormed over all heads together"));
   c.push_back(row("repeated-random-too-short",
                [](const fs::path&) {
                  return Args{"analyze", "--model", fixtureModel("tiny-gpt2").string(), "--corpus", "repeated-random", "--num-seqs", "2",

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 
 #include "test_support.h"
 
@@ -27,6 +28,38 @@ TEST(PositionalKernel, ZeroQueryGivesTheUniformKernel) {
   s.positions.mask.causal = false;
   EXPECT_NEAR(effectiveTokenCount(positionalKernel(head, means, s))[7], 15.0, 1e-9);
   EXPECT_EQ(classify(etc[19], 15, {}), "uniform");
+}
+
+// OLMo-2's norm over all heads: the mean query's scale at position n is the root mean square
+// of every head's projection of P_n, not of this head's alone (which would give another kernel).
+TEST(PositionalKernel, AJointNormDividesByEveryHeadsRms) {
+  const Eigen::Index t = 10, d = 5, dh = 2;
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+  HeadMaps head{Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Random(dh), Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Random(dh)};
+  head.q_norm = Eigen::VectorXd::Random(dh);
+  head.k_norm = Eigen::VectorXd::Random(dh);
+  head.norm_eps = 1e-6;
+  JointQkNorm joint;
+  joint.wq = Eigen::MatrixXd::Random(3 * dh, d), joint.wk = Eigen::MatrixXd::Random(3 * dh, d);
+  joint.bq = Eigen::VectorXd::Random(3 * dh), joint.bk = Eigen::VectorXd::Random(3 * dh);
+  joint.wq.topRows(dh) = head.wq, joint.wk.topRows(dh) = head.wk, joint.bq.head(dh) = head.bq, joint.bk.head(dh) = head.bk;
+  KernelSettings s;
+  s.skip = 1;
+  const Eigen::MatrixXd own = positionalKernel(head, means, s);  // each head's own norm (Qwen3)
+  head.joint = std::make_shared<const JointQkNorm>(joint);
+  const Eigen::MatrixXd k = positionalKernel(head, means, s);
+  auto normed = [&](Eigen::Index i, const Eigen::MatrixXd& all_w, const Eigen::VectorXd& all_b, const Eigen::VectorXd& weights) {
+    const Eigen::VectorXd all = all_w * means.row(i).transpose() + all_b;
+    return Eigen::VectorXd(all.head(dh).cwiseProduct(weights) / std::sqrt(all.squaredNorm() / (3.0 * dh) + 1e-6));
+  };
+  for (Eigen::Index n = 1; n < t; ++n) {
+    Eigen::VectorXd logits(n);
+    for (Eigen::Index i = 1; i <= n; ++i)
+      logits[i - 1] = normed(n, joint.wq, joint.bq, head.q_norm).dot(normed(i, joint.wk, joint.bk, head.k_norm)) / std::sqrt(2.0);
+    const Eigen::VectorXd a = (logits.array() - logits.maxCoeff()).exp().matrix();
+    for (Eigen::Index i = 1; i <= n; ++i) EXPECT_NEAR(k(n, i), a[i - 1] / a.sum(), 1e-13) << n << " " << i;
+  }
+  EXPECT_GT((k - own).cwiseAbs().maxCoeff(), 1e-3);
 }
 
 TEST(PositionalKernel, AlibiWithoutContentIsGeometric) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 
 #include <cmath>
 
@@ -17,6 +18,18 @@ Eigen::MatrixXd stack(const std::vector<Eigen::MatrixXd>& sequences) {
   Eigen::MatrixXd out(static_cast<Eigen::Index>(sequences.size()) * sequences[0].rows(), sequences[0].cols());
   for (std::size_t c = 0; c < sequences.size(); ++c) out.middleRows(static_cast<Eigen::Index>(c) * sequences[0].rows(), sequences[0].rows()) = sequences[c];
   return out;
+}
+
+// Norms over two heads, `head` the first: their maps stacked.
+std::shared_ptr<const JointQkNorm> jointOver(const HeadMaps& head, const HeadMaps& other) {
+  JointQkNorm j;
+  j.wq.resize(8, head.wq.cols()), j.wk.resize(8, head.wk.cols());
+  j.wq << head.wq, other.wq;
+  j.wk << head.wk, other.wk;
+  j.bq.resize(8), j.bk.resize(8);
+  j.bq << head.bq, other.bq;
+  j.bk << (head.bk.size() > 0 ? head.bk : Eigen::VectorXd::Zero(4)), Eigen::VectorXd::Random(4);
+  return std::make_shared<const JointQkNorm>(j);
 }
 
 TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
@@ -54,7 +67,7 @@ TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
 TEST(SampledAttention, TheMeanQueryKernelIsPositionalKernels) {
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(75, 6);
   const Eigen::MatrixXd samples = stack({Eigen::MatrixXd::Random(75, 6), Eigen::MatrixXd::Random(75, 6)});
-  for (int variant = 0; variant < 5; ++variant) {
+  for (int variant = 0; variant < 6; ++variant) {
     HeadMaps head = randomHead(4, 6);
     KernelSettings s;
     s.skip = 3;
@@ -72,6 +85,13 @@ TEST(SampledAttention, TheMeanQueryKernelIsPositionalKernels) {
       head.k_norm = Eigen::VectorXd::Random(4);
       head.clip = 0.8;
     }
+    if (variant == 5) {  // OLMo-2: norms over this head and another, RoPE turning after them
+      head.q_norm = Eigen::VectorXd::Random(4);
+      head.k_norm = Eigen::VectorXd::Random(4);
+      head.bk = Eigen::VectorXd::Random(4);
+      head.joint = jointOver(head, randomHead(4, 6));
+      s.positions.rope.inverse_frequencies = plainRope(100.0, 4);
+    }
     const Eigen::MatrixXd expected = positionalKernel(head, means, s);
     for (const Eigen::MatrixXd* x : {&samples, static_cast<const Eigen::MatrixXd*>(nullptr)}) {
       const auto sampled = sampleAttention(head, means, x ? *x : Eigen::MatrixXd(0, 6), s);
@@ -80,6 +100,43 @@ TEST(SampledAttention, TheMeanQueryKernelIsPositionalKernels) {
       EXPECT_GT(expected.row(74).maxCoeff(), 0.0);
     }
   }
+}
+
+// OLMo-2's norms over all heads, from the definition: each sample's query and key at each
+// position divided by the root mean square of every head's projection there, then scaled by
+// the head's part of the weights; the actual attention averaged over the samples.
+TEST(SampledAttention, AJointNormsAttentionIsTheModelsByHand) {
+  const Eigen::Index t = 12, d = 6, dh = 4;
+  const double eps = 1e-5;
+  HeadMaps head = randomHead(dh, d);
+  head.bk = Eigen::VectorXd::Random(dh);
+  head.q_norm = Eigen::VectorXd::Random(dh);
+  head.k_norm = Eigen::VectorXd::Random(dh);
+  head.norm_eps = eps;
+  head.joint = jointOver(head, randomHead(dh, d));
+  KernelSettings s;
+  s.skip = 2;
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+  const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
+  const auto sampled = sampleAttention(head, means, stack(seqs), s);
+  auto normed = [&](const Eigen::RowVectorXd& x, const Eigen::MatrixXd& all_w, const Eigen::VectorXd& all_b,
+                    const Eigen::MatrixXd& w, const Eigen::VectorXd& b, const Eigen::VectorXd& weights) {
+    const Eigen::VectorXd all = all_w * x.transpose() + all_b;
+    const double rms = std::sqrt(all.squaredNorm() / static_cast<double>(all.size()) + eps);
+    return Eigen::VectorXd(((w * x.transpose() + b) / rms).cwiseProduct(weights));
+  };
+  Eigen::MatrixXd attention = Eigen::MatrixXd::Zero(t, t);
+  for (const auto& x : seqs)
+    for (Eigen::Index n = s.skip; n < t; ++n) {
+      const Eigen::VectorXd q = normed(x.row(n), head.joint->wq, head.joint->bq, head.wq, head.bq, head.q_norm);
+      Eigen::VectorXd logits(n - s.skip + 1);
+      for (Eigen::Index i = s.skip; i <= n; ++i)
+        logits[i - s.skip] = q.dot(normed(x.row(i), head.joint->wk, head.joint->bk, head.wk, head.bk, head.k_norm)) / 2.0;
+      const Eigen::VectorXd a = (logits.array() - logits.maxCoeff()).exp().matrix();
+      attention.row(n).segment(s.skip, n - s.skip + 1) += a.transpose() / a.sum() / 2.0;
+    }
+  EXPECT_LT((sampled.attention - attention).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_GT(attention.maxCoeff(), 0.0);
 }
 
 TEST(SampledAttention, ZeroQueriesAttendUniformly) {

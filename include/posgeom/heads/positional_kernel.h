@@ -2,12 +2,22 @@
 // The positional kernel of one attention head (DESIGN §4): how the head spreads attention
 // over positions when queries and keys are the mean attention inputs P_i. Eigen only.
 #include <Eigen/Dense>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "posgeom/positions/head_positions.h"
 
 namespace posgeom::heads {
+
+// OLMo-2's q and k norms, over every head's coordinates together: the maps of all of a
+// block's heads stacked ([H dh, d] and, for keys, as many rows as the model has key maps)
+// with their biases. A row's mean square over all of them, plus the head's norm_eps,
+// divides this head's coordinates before q_norm / k_norm scale them. Shared by the heads.
+struct JointQkNorm {
+  Eigen::MatrixXd wq, wk;
+  Eigen::VectorXd bq, bk;
+};
 
 struct HeadMaps {
   Eigen::MatrixXd wq;  // [dh, d]
@@ -21,6 +31,8 @@ struct HeadMaps {
   Eigen::VectorXd q_norm{}, k_norm{};
   double norm_eps = 1e-6;
   double clip = 0;  // > 0: OLMo's clip_qkv, each coordinate of q and k clamped to [-clip, clip] first
+  // Set: q_norm and k_norm are this head's part of norms over all heads (OLMo-2), not its own.
+  std::shared_ptr<const JointQkNorm> joint{};
 };
 
 struct KernelSettings {

@@ -52,6 +52,15 @@ const std::vector<std::string>& qkMapNames();
 SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& means, const Eigen::MatrixXd& samples,
                                  const KernelSettings& settings, bool keep_maps = false);
 
+// OLMo-2's norms over all heads (HeadMaps::joint): each row's inverse RMS over every head's
+// q, and k, for the mean inputs [T] and for the stacked samples [S * T] (x itself, not cvec).
+struct JointScales {
+  Eigen::VectorXd q_means, k_means, q_samples, k_samples;
+};
+// Those of `samples` rows [first, first + rows) written into `scales` (sized by the caller).
+void jointScalesOfSamples(const JointQkNorm& joint, double eps, const Eigen::Ref<const Eigen::MatrixXd>& rows,
+                          Eigen::Index first, JointScales& scales);
+
 // One head's inputs already mapped by its W_Q and W_K, bias and RoPE not yet applied, as a
 // block's heads get them from one product for all of them (analyzeBlock).
 struct HeadProjections {
@@ -59,6 +68,7 @@ struct HeadProjections {
   Eigen::Ref<const Eigen::MatrixXd> k_means;  // [T, dh]: P W_K^T
   Eigen::Ref<const Eigen::MatrixXd> q_cvec;   // [S * T, dh]: cvec W_Q^T of the stacked samples
   Eigen::Ref<const Eigen::MatrixXd> k_cvec;   // [S * T, dh]
+  const JointScales* joint = nullptr;         // where the head's maps have a joint norm
 };
 
 // The same from projections: `head` gives the query bias and the logit scale.

@@ -73,7 +73,9 @@ struct BlockContext {
 
 // Each query head's query and key maps in float32: q = wq x + bq, k = wk x + bk for the
 // normed attention input x, then (Qwen3) each head's RMSNorm with its weights q_norm,
-// k_norm. Key maps are per query head (grouped-query heads expanded).
+// k_norm, or (OLMo-2, joint_norm) one RMSNorm over all heads' q, and one over all k, whose
+// weights for each head q_norm and k_norm hold. Key maps are per query head (grouped-query
+// heads expanded: copies of a key map are adjacent, group = H / key-value heads).
 struct QueryKeyMaps {
   at::Tensor wq;  // [H, dh, d]
   at::Tensor bq;  // [H, dh], zeros where the model has no bias
@@ -82,6 +84,7 @@ struct QueryKeyMaps {
   at::Tensor q_norm{}, k_norm{};  // [H, dh] per-head RMSNorm scales; undefined: no such norm
   double norm_eps = 1e-6;
   double clip = 0;  // > 0: q and k clamped to [-clip, clip] after the bias, before the norm (OLMo)
+  bool joint_norm = false;
 };
 
 // Block `block`'s path from tokens through its heads' values and outputs to its MLP

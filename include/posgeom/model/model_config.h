@@ -63,10 +63,6 @@ struct ModelConfig {
   bool post_norm = false;          // OPT-350m: LayerNorm after each residual add, not before the block
   int64_t embedding_width = 0;     // OPT-350m: token embeddings narrower than the blocks (0: hidden_size)
   double qkv_clip = 0;             // OLMo's and MPT's clip_qkv: q, k and v clamped to [-clip, clip] (0: none)
-  // OLMo-2: q and k RMSNormed over all heads together (one weight over heads x head_dim), not
-  // each head apart (Qwen3): every head's query depends on the others', which the heads
-  // analysis does not model yet (--heads refuses it).
-  bool joint_qk_norm = false;
   // ALiBi's per-head slopes where the family defines its own (MPT); empty: BLOOM's for num_heads.
   std::vector<double> alibi_slopes;
   bool bidirectional = false;  // BERT; causal for the others

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "posgeom/base/error.h"
-#include "posgeom/base/option_names.h"
 #include "posgeom/model/load/weights.h"
 #include "rope_config.h"
 
@@ -152,7 +151,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     s.weight(l + "self_attn.o_proj.weight", {d, q});
     if (m.attention_bias) s.bias(l + "self_attn.o_proj.bias", d);
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
-    if (m.joint_qk_norm) s.norm(l + "self_attn.q_norm", q, false).norm(l + "self_attn.k_norm", kv, false);
+    if (style.joint_qk_norm) s.norm(l + "self_attn.q_norm", q, false).norm(l + "self_attn.k_norm", kv, false);
     if (post_attention_norm) norm(l + "post_attention_layernorm", d);
     if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false);
     if (style.sandwich_norms || style.post_norms) s.norm(l + "post_feedforward_layernorm", d, false);
@@ -255,8 +254,8 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
   layer_weights.o = g("self_attn.o_proj.weight");
   layer_weights.o_bias = when(c.attention_bias, "self_attn.o_proj.bias");
-  layer_weights.q_norm = when(style_.qk_norm || c.joint_qk_norm, "self_attn.q_norm.weight");
-  layer_weights.k_norm = when(style_.qk_norm || c.joint_qk_norm, "self_attn.k_norm.weight");
+  layer_weights.q_norm = when(style_.qk_norm || style_.joint_qk_norm, "self_attn.q_norm.weight");
+  layer_weights.k_norm = when(style_.qk_norm || style_.joint_qk_norm, "self_attn.k_norm.weight");
   layer_weights.ln_2 = post_attention_norm ? norm_weight("post_attention_layernorm.weight") : at::Tensor();
   layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
   layer_weights.post_mlp_ln = when(style_.sandwich_norms || style_.post_norms, "post_feedforward_layernorm.weight");
@@ -286,7 +285,7 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
   auto clip = [&](const at::Tensor& t) { return c.qkv_clip > 0 ? t.clamp(-c.qkv_clip, c.qkv_clip) : t; };
   auto q = clip(ops::linear(a, l.q, l.q_bias, num));
   auto k = clip(ops::linear(a, l.k, l.k_bias, num));
-  if (c.joint_qk_norm) {  // over every head's coordinates at once, before they are split
+  if (style_.joint_qk_norm) {  // over every head's coordinates at once, before they are split
     q = norm(q, l.q_norm);
     k = norm(k, l.k_norm);
   }
@@ -408,8 +407,6 @@ std::optional<NeuronCircuit> DecoderModel::neuronCircuit(int64_t /*seq_len*/) co
 // unrotated one it does not cancel in the softmax: it is kept.
 QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
   const auto& c = config();
-  // The plan refuses --heads first (plan.cpp); this stops any other caller.
-  if (c.joint_qk_norm) throw InputError(option::kHeads, "is not available for model_type '" + c.model_type + "' yet (q/k norms over all heads)");
   const auto held = layers_.peek(index);
   const auto& l = *held;
   const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size, kv = c.num_kv_heads, group = h / kv;
@@ -425,6 +422,12 @@ QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
     maps.q_norm = (l.q_norm.to(at::kFloat) + offset).expand({h, dh}).contiguous();
     maps.k_norm = (l.k_norm.to(at::kFloat) + offset).expand({h, dh}).contiguous();
     maps.norm_eps = c.norm_eps;
+  }
+  if (style_.joint_qk_norm) {  // each head's part of the one weight over all heads
+    maps.q_norm = per_query_head(l.q_norm, h).contiguous();
+    maps.k_norm = per_query_head(l.k_norm, kv).contiguous();
+    maps.norm_eps = c.norm_eps;
+    maps.joint_norm = true;
   }
   maps.clip = c.qkv_clip;
   return maps;

@@ -23,6 +23,8 @@ struct LlamaStyle {
   std::string architecture;     // its config's "architectures" entry
   bool qkv_bias = false;        // biases on q, k and v (Qwen2), none on o
   bool qk_norm = false;         // Qwen3: each head's q and k RMSNormed (own weights) before RoPE
+  bool joint_qk_norm = false;   // OLMo-2: q and k RMSNormed over all heads together (one weight
+                                // over heads x head_dim) before RoPE (QueryKeyMaps::joint_norm)
   bool gemma_norms = false;     // Gemma: RMSNorm scales by 1 + w in float32; embeddings times sqrt(d)
   bool sandwich_norms = false;  // Gemma-2: norms after attention and before and after the MLP
   bool post_norms = false;      // OLMo-2: norms after attention and after the MLP, none before either;

@@ -2,9 +2,10 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.h"
-#include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/load/loader.h"
+#include "posgeom/model/load/weights.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -17,7 +18,6 @@ INSTANTIATE_TEST_SUITE_P(HfOlmo2, GoldenParity, ::testing::ValuesIn(hfGoldenCase
 
 TEST(Olmo2, NormsAfterEachSublayerAndOneQkNormOverAllHeads) {
   const auto given = model::loadModelConfig(hfFixtureDir("hf-olmo2"));
-  EXPECT_TRUE(given.joint_qk_norm);
   ScratchDir s;
   const auto defaults = model::loadModelConfig(editedHfFixture(s.path(), "hf-olmo2", [](nlohmann::json& j) { j.erase("rms_norm_eps"); }));
   EXPECT_EQ(defaults.norm_eps, 1e-5);  // transformers' default for OLMo-2, not Llama's 1e-6
@@ -33,17 +33,19 @@ TEST(Olmo2, NormsAfterEachSublayerAndOneQkNormOverAllHeads) {
   EXPECT_EQ(shape_of("layers.0.post_feedforward_layernorm.weight"), (std::vector<int64_t>{48}));
 }
 
-// The heads analysis models a head's own q/k norm, not one shared by all heads: no maps, and
-// no neuron circuit (the MLP's output is normed before it is added).
-TEST(Olmo2, GivesNoQueryKeyMapsAndNoNeuronCircuit) {
+// The maps hand each head its part of the joint norms' weights (a key-value head's to each of
+// its query heads); no neuron circuit (the MLP's output is normed before it is added).
+TEST(Olmo2, QueryKeyMapsGiveEachHeadItsPartOfTheJointNorms) {
   const auto loaded = model::loadModel(hfFixtureDir("hf-olmo2"), model::Numerics::parse("float32", "cpu"));
   EXPECT_FALSE(loaded.model->neuronCircuit(8).has_value());
-  try {
-    loaded.model->queryKeyMaps(0);
-    ADD_FAILURE() << "maps of a joint q/k norm must be refused";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--heads"), std::string::npos) << e.what();
-  }
+  const auto maps = loaded.model->queryKeyMaps(1);
+  EXPECT_TRUE(maps.joint_norm);
+  const auto weights = io::SafetensorsFile::open(hfFixtureDir("hf-olmo2") / "model.safetensors");
+  const auto q_norm = model::tensorFromView(weights.get("model.layers.1.self_attn.q_norm.weight")).reshape({3, 16});
+  const auto k_norm = model::tensorFromView(weights.get("model.layers.1.self_attn.k_norm.weight")).reshape({1, 16});
+  EXPECT_TRUE(at::equal(maps.q_norm, q_norm));
+  for (int64_t h = 0; h < 3; ++h) EXPECT_TRUE(at::equal(maps.k_norm[h], k_norm[0])) << h;
+  EXPECT_EQ(maps.norm_eps, 1e-5);
 }
 
 }  // namespace
