@@ -205,6 +205,13 @@ def families():
                                    intermediate_size=80, vocab_size=120, max_position_embeddings=64,
                                    attention_bias=True, pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                      t.Olmo2ForCausalLM, "model.layers"),
+        # OLMoE: OLMo-2's q/k norms over all heads (four query heads, two key/value heads) in
+        # pre-norm blocks, each a mixture of 4 experts of 32, 2 a token, not renormalised.
+        "hf-olmoe": (t.OlmoeConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=32, num_experts=4, num_experts_per_tok=2, norm_topk_prob=False,
+                                   vocab_size=120, max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
+                                   eos_token_id=2, **common),
+                     t.OlmoeForCausalLM, "model.layers"),
         # MPT: six heads (MPT's own ALiBi slopes where the head count is not a power of two),
         # q, k and v clamped to 0.5, logits x softmax_scale 0.5, bias-free norms and maps.
         "hf-mpt": (t.MptConfig(n_layers=2, d_model=48, n_heads=6, max_seq_len=64, vocab_size=120,

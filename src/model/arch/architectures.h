@@ -27,6 +27,7 @@ Architecture mptArchitecture();
 Architecture graniteArchitecture();
 Architecture olmoArchitecture();
 Architecture olmo2Architecture();
+Architecture olmoeArchitecture();
 Architecture optArchitecture();
 Architecture phiArchitecture();
 Architecture phi3Architecture();
