@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <csignal>
@@ -790,6 +791,48 @@ TEST(AnalyzeCommand, StopAfterCountsTheWindowsOfAllRanks) {
   EXPECT_EQ(summary["data"]["windows"], 30);
   EXPECT_EQ(summary["data"]["complete"], true);
 }
+
+// The families and schemes of issue 35, end to end through the binary on transformers' own
+// tiny models: inspect names the positional scheme, analyze --heads writes a report with every
+// head of every block.
+struct FamilyFixture {
+  std::string fixture, model_type, scheme;
+};
+class NewFamilyEndToEnd : public ::testing::TestWithParam<FamilyFixture> {};
+
+TEST_P(NewFamilyEndToEnd, InspectNamesTheSchemeAndAnalyzeHeadsRuns) {
+  const auto& f = GetParam();
+  const auto dir = hfFixtureDir(f.fixture);
+  const auto shown = runPosgeom({"inspect", "--json", "--model", dir.string()});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const auto info = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(info["model_type"], f.model_type);
+  EXPECT_EQ(info["positional_scheme"], f.scheme);
+  ScratchDir s;
+  const auto r = runPosgeom({"analyze", "--model", dir.string(), "--corpus", "random", "--num-seqs", "2", "--seq-len", "16",
+                             "--screenot-k", "3", "--heads", "--out", (s / "out").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(readFile(s / "out/summary.json"));
+  EXPECT_EQ(summary["heads"].size(), info["layers"].get<size_t>() * info["heads"].get<size_t>());
+  for (const auto& head : summary["heads"]) EXPECT_TRUE(head["etc"].is_number()) << head.dump();
+  EXPECT_TRUE(std::filesystem::exists(s / "out/report.html"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue35, NewFamilyEndToEnd,
+    ::testing::Values(FamilyFixture{"hf-mixtral", "mixtral", "RoPE"}, FamilyFixture{"hf-qwen2-moe", "qwen2_moe", "RoPE"},
+                      FamilyFixture{"hf-qwen3-moe", "qwen3_moe", "RoPE"}, FamilyFixture{"hf-olmoe", "olmoe", "RoPE"},
+                      FamilyFixture{"hf-gemma3", "gemma3_text", "RoPE (base 100 in the blocks with a window, 10000 in the others)"}, FamilyFixture{"hf-smollm3", "smollm3", "RoPE except block 1 (NoPE)"},
+                      FamilyFixture{"hf-llama-yarn", "llama", "RoPE"}, FamilyFixture{"hf-phi", "phi", "RoPE"},
+                      FamilyFixture{"hf-stablelm", "stablelm", "RoPE"}, FamilyFixture{"hf-starcoder2", "starcoder2", "RoPE"},
+                      FamilyFixture{"hf-granite", "granite", "RoPE"}, FamilyFixture{"hf-cohere", "cohere", "RoPE"},
+                      FamilyFixture{"hf-olmo2", "olmo2", "RoPE"}, FamilyFixture{"hf-mpt", "mpt", "ALiBi"}),
+    [](const ::testing::TestParamInfo<FamilyFixture>& param) {
+      std::string n = param.param.fixture;
+      for (auto& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
 
 }  // namespace
 }  // namespace posgeom::testing
