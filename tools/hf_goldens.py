@@ -70,6 +70,17 @@ def families():
                                                          "original_max_position_embeddings": 16},
                                         tie_word_embeddings=False, **common),
                           t.LlamaForCausalLM, "model.layers"),
+        # longrope (Phi-3.5-128k's): a pretraining context of 16, so the 24 test positions take
+        # the long factors, one per pair of the half of each 12-wide head that turns; cos and
+        # sin times sqrt(1 + ln 4 / ln 16).
+        "hf-phi3-longrope": (t.Phi3Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                          intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                                          original_max_position_embeddings=16, partial_rotary_factor=0.5,
+                                          rope_parameters={"rope_type": "longrope", "rope_theta": 100.0,
+                                                           "short_factor": [1.0, 1.5, 2.0],
+                                                           "long_factor": [1.0, 4.0, 9.0]},
+                                          pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                             t.Phi3ForCausalLM, "model.layers"),
         # Linear position interpolation, with biases on q, k, v and o (attention_bias).
         "hf-llama-linear": (t.LlamaConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
                                           num_key_value_heads=4, intermediate_size=80, vocab_size=120,

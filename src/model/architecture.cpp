@@ -1,6 +1,7 @@
 #include "posgeom/model/architecture.h"
 
 #include "arch/architectures.h"
+#include "arch/rope_config.h"
 
 #include <cfloat>
 #include <cmath>
@@ -156,6 +157,7 @@ ModelConfig loadModelConfig(const std::filesystem::path& model_dir) {
   ModelConfig parsed;
   try {
     parsed = architectureFor(type, path.string()).parse_config(config);
+    requireLongropeFactorsFit(config, parsed);
   } catch (const nlohmann::json::exception& e) {
     config.fail("a value of the wrong kind: " + io::jsonErrorMessage(e));
   }

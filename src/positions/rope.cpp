@@ -17,6 +17,12 @@ std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int64_t head_
     inv[static_cast<size_t>(j)] = 1.0 / std::pow(base, static_cast<double>(2 * j) / static_cast<double>(dim));
   if (rope.type == "linear")
     for (auto& f : inv) f /= rope.factor;
+  if (rope.type == "longrope") {
+    // The factors of the window's length: one window length per run, as transformers picks them
+    // by the longest position it sees. Their count is held to the pairs when the config is read.
+    const auto& factors = seq_len > rope.original_max_positions ? rope.long_factor : rope.short_factor;
+    for (size_t j = 0; j < inv.size() && j < factors.size(); ++j) inv[j] /= factors[j];
+  }
   if (rope.type == "yarn") {
     // The pair whose wavelength fits `rotations` times into the pretraining context.
     const double context = static_cast<double>(rope.original_max_positions), d = static_cast<double>(dim);

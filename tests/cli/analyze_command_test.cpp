@@ -826,7 +826,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyFixture{"hf-llama-yarn", "llama", "RoPE"}, FamilyFixture{"hf-phi", "phi", "RoPE"},
                       FamilyFixture{"hf-stablelm", "stablelm", "RoPE"}, FamilyFixture{"hf-starcoder2", "starcoder2", "RoPE"},
                       FamilyFixture{"hf-granite", "granite", "RoPE"}, FamilyFixture{"hf-cohere", "cohere", "RoPE"},
-                      FamilyFixture{"hf-olmo2", "olmo2", "RoPE"}, FamilyFixture{"hf-mpt", "mpt", "ALiBi"}),
+                      FamilyFixture{"hf-olmo2", "olmo2", "RoPE"}, FamilyFixture{"hf-mpt", "mpt", "ALiBi"},
+                      FamilyFixture{"hf-phi3-longrope", "phi3", "RoPE"}),
     [](const ::testing::TestParamInfo<FamilyFixture>& param) {
       std::string n = param.param.fixture;
       for (auto& c : n)

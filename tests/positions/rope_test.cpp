@@ -67,6 +67,24 @@ TEST(Rope, InverseFrequenciesFollowTheirDefinitions) {
 // pair is kept, above it slowed by the factor, between a linear mix. Here (theta 100, 12
 // dims, a context of 16) the ends are -3.3 and 1.22: 0 and 2, so pair 1 is half and half;
 // unrounded, pair 1 keeps 1 - 1 / 1.22 of itself.
+// longrope (transformers' _compute_longrope_parameters): pair j's theta^(-2j/r) divided by
+// short_factor[j] for windows up to the pretraining context, by long_factor[j] past it.
+TEST(Rope, LongropeDividesEachPairByTheFactorsOfTheWindowsLength) {
+  positions::RopeConfig rope;
+  rope.theta = 100.0;
+  rope.type = "longrope";
+  rope.original_max_positions = 16;
+  rope.short_factor = {1.0, 1.5, 2.0};
+  rope.long_factor = {1.0, 4.0, 9.0};
+  for (const int64_t t : {16, 17}) {
+    const auto inv = positions::ropeInverseFrequencies(rope, 6, 64, t);
+    const auto& factors = t > 16 ? rope.long_factor : rope.short_factor;
+    ASSERT_EQ(inv.size(), 3u);
+    for (int j = 0; j < 3; ++j)
+      EXPECT_NEAR(inv[static_cast<size_t>(j)], 1.0 / (factors[static_cast<size_t>(j)] * std::pow(100.0, 2.0 * j / 6)), 1e-15) << t;
+  }
+}
+
 TEST(Rope, YarnKeepsFastPairsSlowsSlowOnesAndRampsBetween) {
   positions::RopeConfig rope;
   rope.theta = 100.0;

@@ -11,11 +11,11 @@ namespace posgeom::positions {
 // the base, the share of each head that turns, and the frequency scalings real models use.
 struct RopeConfig {
   double theta = 10000.0;
-  std::string type = "default";  // default, linear, dynamic, llama3, yarn
+  std::string type = "default";  // default, linear, dynamic, llama3, yarn, longrope
   double factor = 1.0;           // linear, dynamic, llama3, yarn
   double low_freq_factor = 1.0;  // llama3
   double high_freq_factor = 4.0;
-  int64_t original_max_positions = 0;  // llama3, yarn: the pretraining context
+  int64_t original_max_positions = 0;  // llama3, yarn, longrope: the pretraining context
   // yarn: pairs that turn fewer than beta_slow times over the pretraining context are
   // interpolated (slowed by the factor), those that turn more than beta_fast times kept, a
   // linear ramp between (its ends rounded out unless truncate is false); and cos and sin
@@ -23,6 +23,10 @@ struct RopeConfig {
   double beta_fast = 32.0, beta_slow = 1.0;
   bool truncate = true;
   double attention_factor = 1.0;
+  // longrope (Phi-3.5, Phi-4-mini): pair j's frequency divided by short_factor[j] for windows
+  // up to original_max_positions, by long_factor[j] for longer ones (cos and sin times
+  // attention_factor as YaRN's).
+  std::vector<double> short_factor, long_factor;
   double partial_rotary_factor = 1.0;  // the first int(head_dim x factor) dims turn (GPT-NeoX's rotary_pct)
   bool interleaved = false;            // GPT-J: pairs (2j, 2j + 1) turn, not (j, j + r/2)
 };

@@ -25,11 +25,10 @@ double positiveOr(const io::JsonConfig& c, const nlohmann::json& scaling, const 
   return nestedPositive(c, scaling, key, where);
 }
 
-// YaRN as transformers 5 computes it (_compute_yarn_parameters): the pretraining context from
-// the config's original_max_position_embeddings (Phi-3's place), else the scaling's, else
-// max_position_embeddings; the factor, else max_position_embeddings over that context;
-// attention_factor, else 0.1 ln(factor) + 1 (or the ratio of mscale's to mscale_all_dim's).
-void readYarn(const io::JsonConfig& c, const nlohmann::json& scaling, const std::string& where, RopeConfig& rope) {
+// What YaRN and longrope read alike (transformers 5): the pretraining context from the
+// config's original_max_position_embeddings (Phi-3's place), else the scaling's, else
+// max_position_embeddings; the factor, else max_position_embeddings over that context.
+void readContextAndFactor(const io::JsonConfig& c, const nlohmann::json& scaling, const std::string& where, RopeConfig& rope) {
   const auto& j = c.json();
   const char* context_key = "original_max_position_embeddings";
   if (j.contains(context_key) && !j[context_key].is_null())
@@ -39,13 +38,19 @@ void readYarn(const io::JsonConfig& c, const nlohmann::json& scaling, const std:
   else if (j.contains("max_position_embeddings"))
     rope.original_max_positions = c.requirePositiveInt({"max_position_embeddings"});
   else
-    c.fail(where + ": yarn needs original_max_position_embeddings (or max_position_embeddings)");
+    c.fail(where + ": " + rope.type + " needs original_max_position_embeddings (or max_position_embeddings)");
   if (scaling.contains("factor") && !scaling["factor"].is_null())
     rope.factor = nestedPositive(c, scaling, "factor", where);
   else if (j.contains("max_position_embeddings"))
     rope.factor = static_cast<double>(c.requirePositiveInt({"max_position_embeddings"})) / static_cast<double>(rope.original_max_positions);
   else
-    c.fail(where + ": yarn needs a factor (or max_position_embeddings over original_max_position_embeddings)");
+    c.fail(where + ": " + rope.type + " needs a factor (or max_position_embeddings over original_max_position_embeddings)");
+}
+
+// YaRN as transformers 5 computes it (_compute_yarn_parameters): attention_factor, else
+// 0.1 ln(factor) + 1 (or the ratio of mscale's to mscale_all_dim's).
+void readYarn(const io::JsonConfig& c, const nlohmann::json& scaling, const std::string& where, RopeConfig& rope) {
+  readContextAndFactor(c, scaling, where, rope);
   auto mscale = [&](double scale) { return rope.factor <= 1 ? 1.0 : 0.1 * scale * std::log(rope.factor) + 1.0; };
   if (scaling.contains("attention_factor") && !scaling["attention_factor"].is_null()) {
     rope.attention_factor = nestedPositive(c, scaling, "attention_factor", where);
@@ -61,6 +66,23 @@ void readYarn(const io::JsonConfig& c, const nlohmann::json& scaling, const std:
   }
 }
 
+// longrope as transformers 5 computes it (_compute_longrope_parameters): short_factor and
+// long_factor, one positive divisor a pair; attention_factor, else 1 for a factor up to 1 and
+// sqrt(1 + ln(factor) / ln(context)) above.
+void readLongrope(const io::JsonConfig& c, const nlohmann::json& scaling, const std::string& where, RopeConfig& rope) {
+  readContextAndFactor(c, scaling, where, rope);
+  for (auto [key, factors] : {std::pair{"short_factor", &rope.short_factor}, std::pair{"long_factor", &rope.long_factor}}) {
+    if (!scaling.contains(key) || !scaling[key].is_array() || scaling[key].empty())
+      c.fail(where + ": longrope needs " + key + ", a list of one positive number per rotary pair");
+    for (size_t i = 0; i < scaling[key].size(); ++i)
+      factors->push_back(positiveValue(c, scaling[key][i], where + "." + key + "[" + std::to_string(i) + "]"));
+  }
+  if (scaling.contains("attention_factor") && !scaling["attention_factor"].is_null())
+    rope.attention_factor = nestedPositive(c, scaling, "attention_factor", where);
+  else if (rope.factor > 1)
+    rope.attention_factor = std::sqrt(1 + std::log(rope.factor) / std::log(static_cast<double>(rope.original_max_positions)));
+}
+
 // The type of RoPE and its parameters in `scaling` (rope_parameters, one layer type's part of
 // them, or rope_scaling), `where` naming it.
 void readScaling(const io::JsonConfig& c, const nlohmann::json& scaling, const std::string& where, RopeConfig& rope) {
@@ -74,8 +96,10 @@ void readScaling(const io::JsonConfig& c, const nlohmann::json& scaling, const s
     rope.factor = nestedPositive(c, scaling, "factor", where);
   } else if (rope.type == "yarn") {
     readYarn(c, scaling, where, rope);
+  } else if (rope.type == "longrope") {
+    readLongrope(c, scaling, where, rope);
   } else if (rope.type != "default") {
-    c.fail("RoPE of type '" + rope.type + "' (" + where + ") is not supported: default, linear, dynamic, llama3 and yarn are");
+    c.fail("RoPE of type '" + rope.type + "' (" + where + ") is not supported: default, linear, dynamic, llama3, yarn and longrope are");
   }
   if (rope.type == "llama3") {
     rope.low_freq_factor = nestedPositive(c, scaling, "low_freq_factor", where);
@@ -145,6 +169,17 @@ std::optional<RopeConfig> readLayerTypeRope(const io::JsonConfig& c, const char*
   const auto rope = readParameters(c, *ropeParameters(c, layer_type, where), where, c.number({"partial_rotary_factor"}, 1.0));
   requireRotaryFactor(c, rope);
   return rope;
+}
+
+void requireLongropeFactorsFit(const io::JsonConfig& c, const ModelConfig& m) {
+  for (const RopeConfig* rope : {&m.rope, m.local_rope ? &*m.local_rope : nullptr}) {
+    if (!rope || rope->type != "longrope") continue;
+    const auto pairs = static_cast<size_t>(static_cast<double>(m.headDim()) * rope->partial_rotary_factor) / 2;
+    for (auto [key, factors] : {std::pair{"short_factor", &rope->short_factor}, std::pair{"long_factor", &rope->long_factor}})
+      if (factors->size() != pairs)
+        c.fail(std::string("longrope's ") + key + " has " + std::to_string(factors->size()) + " entries, but each head turns " +
+               std::to_string(pairs) + " pairs");
+  }
 }
 
 int64_t requireEvenRotaryDims(const io::JsonConfig& c, const ModelConfig& m, const std::string& key) {

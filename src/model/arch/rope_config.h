@@ -10,13 +10,17 @@ namespace posgeom::model {
 // transformers 5 writes rope_parameters {rope_theta, rope_type, factor, ...,
 // partial_rotary_factor}; earlier versions rope_theta, partial_rotary_factor and
 // rope_scaling {type or rope_type, factor, ...}. default, linear, dynamic, llama3 and yarn
-// (its frequencies, and cos and sin times its attention factor) are read; longrope (short
-// and long factors per pair, chosen by the window's length) is refused by name.
+// (its frequencies, and cos and sin times its attention factor) and longrope (short and long
+// factors per pair, chosen by the window's length, and an attention factor) are read.
 // Where transformers 5 gives rope_parameters per layer type ({full_attention: ...,
 // sliding_attention: ...}, Gemma-3), the full-attention blocks'.
 RopeConfig readRopeConfig(const io::JsonConfig& c);
 // `layer_type`'s RoPE where rope_parameters is given per layer type and names it; else none.
 std::optional<RopeConfig> readLayerTypeRope(const io::JsonConfig& c, const char* layer_type);
+
+// longrope's short and long factors, one per pair each head turns (refused otherwise; the
+// head's width is known once the family's reader is done). Nothing for other types.
+void requireLongropeFactorsFit(const io::JsonConfig& c, const ModelConfig& m);
 
 // The dims of each head that RoPE turns (head_dim x partial_rotary_factor, as transformers
 // truncates it), refused with `key` named unless a positive even number.

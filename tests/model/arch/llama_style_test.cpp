@@ -34,15 +34,15 @@ TEST(LlamaStyle, RopeThetaFromRopeParametersOrTheOlderKey) {
 // refused by name, in either config format, as are scalings without their parameters.
 TEST(LlamaStyle, UnreadRopeVariantsAreRefusedByName) {
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
-      {[](nlohmann::json& c) { c["rope_parameters"]["rope_type"] = "longrope"; }, "RoPE of type 'longrope'"},
+      {[](nlohmann::json& c) { c["rope_parameters"]["rope_type"] = "mrope"; }, "RoPE of type 'mrope'"},
       {[](nlohmann::json& c) { c["rope_parameters"].update({{"rope_type", "yarn"}, {"factor", -2.0}}); },
        "rope_parameters.factor must be a positive number"},
       {[](nlohmann::json& c) { c["rope_parameters"]["partial_rotary_factor"] = 1.5; }, "partial_rotary_factor"},
       {[](nlohmann::json& c) {
          c.erase("rope_parameters");
-         c["rope_scaling"] = {{"type", "longrope"}, {"factor", 2.0}};
+         c["rope_scaling"] = {{"type", "su"}, {"factor", 2.0}};
        },
-       "RoPE of type 'longrope'"},
+       "RoPE of type 'su'"},
       {[](nlohmann::json& c) { c["rope_parameters"].update({{"rope_type", "llama3"}, {"factor", 8.0}}); },
        "rope_parameters.low_freq_factor must be a positive number"},
       {[](nlohmann::json& c) {

@@ -86,7 +86,10 @@ TEST(RopeConfig, ReadsRopeGivenPerLayerType) {
 
 TEST(RopeConfig, RefusesWhatItDoesNotReadByName) {
   for (const auto& [json, message] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"rope_scaling": {"rope_type": "longrope", "factor": 4.0}})", "RoPE of type 'longrope'"},
+           {R"({"rope_scaling": {"rope_type": "mrope", "factor": 4.0}})", "RoPE of type 'mrope'"},
+           {R"({"rope_scaling": {"rope_type": "longrope", "factor": 4.0}, "max_position_embeddings": 8})", "longrope needs short_factor"},
+           {R"({"rope_scaling": {"rope_type": "longrope", "short_factor": [1.0], "long_factor": [0.0]}, "max_position_embeddings": 8})",
+            "rope_scaling.long_factor[0] must be a positive number"},
            {R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}})", "yarn needs original_max_position_embeddings"},
            {R"({"rope_parameters": {"rope_theta": 1.0, "rope_type": "yarn", "factor": 2.0, "truncate": 1}, "max_position_embeddings": 8})",
             "rope_parameters.truncate must be true or false"},
