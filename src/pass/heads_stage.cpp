@@ -41,6 +41,21 @@ heads::HeadOptions headOptionsFromSettings(const nlohmann::json& settings, const
   return o;
 }
 
+namespace {
+
+// OLMo-2's q/k norms over all heads (null for other models): every head's maps stacked, the
+// keys' once per key-value head (the maps repeat them for each query head of its group).
+std::shared_ptr<const heads::JointQkNorm> jointNorm(const model::QueryKeyMaps& maps, const model::ModelConfig& config) {
+  if (!maps.joint_norm) return nullptr;
+  const int64_t h = config.num_heads, dh = config.headDim(), d = config.hidden_size, kv = config.num_kv_heads;
+  auto per_key_head = [&](const at::Tensor& t) { return t.reshape({kv, h / kv, -1}).select(1, 0).reshape({kv * dh, -1}); };
+  return std::make_shared<const heads::JointQkNorm>(
+      heads::JointQkNorm{anova::toEigen(maps.wq.reshape({h * dh, d})), anova::toEigen(per_key_head(maps.wk.reshape({h, dh * d}))),
+                         anova::toEigen(maps.bq.reshape({h * dh})), anova::toEigen(per_key_head(maps.bk).reshape({kv * dh}))});
+}
+
+}  // namespace
+
 std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const anova::StateLayers& layers,
                                             const heads::HeadOptions& options, bool causal) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -68,15 +83,7 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     // The run's mask, which a run may set apart from the model's (causal on a bidirectional model).
     positions.shared.mask = {causal, causal ? positions.shared.mask.window : 0};
     const bool normed = maps.q_norm.defined();
-    // OLMo-2's norms over all heads: every head's maps, keys once per key-value head.
-    std::shared_ptr<const heads::JointQkNorm> joint;
-    if (maps.joint_norm) {
-      const int64_t h = config.num_heads, dh = config.headDim(), d = config.hidden_size, kv = config.num_kv_heads;
-      auto one_per_key_head = [&](const at::Tensor& t) { return t.reshape({kv, h / kv, -1}).select(1, 0).reshape({kv * dh, -1}); };
-      joint = std::make_shared<const heads::JointQkNorm>(heads::JointQkNorm{
-          anova::toEigen(maps.wq.reshape({h * dh, d})), anova::toEigen(one_per_key_head(maps.wk.reshape({h, dh * d})).reshape({kv * dh, d})),
-          anova::toEigen(maps.bq.reshape({h * dh})), anova::toEigen(one_per_key_head(maps.bk).reshape({kv * dh}))});
-    }
+    const auto joint = jointNorm(maps, config);
     // The key bias only where keys rotate, or where the head's norm or clamp makes it
     // nonlinear in its inputs: elsewhere it cancels in the softmax (HeadMaps).
     const bool key_bias = !positions.shared.rope.inverse_frequencies.empty() || normed || maps.clip > 0;
