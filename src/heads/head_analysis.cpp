@@ -90,12 +90,7 @@ BlockProjections prepareProjections(const BlockHeads& block) {
   p.samples = t > 0 ? block.samples.rows() / t : 0;
   p.q_cvec.resize(p.samples * t, p.wq.rows());
   p.k_cvec.resize(p.samples * t, p.wk.rows());
-  if (const auto& first = block.maps.empty() ? nullptr : block.maps[0].joint) {
-    const double eps = block.maps[0].norm_eps;
-    p.joint = JointScales{detail::jointInverseRms(block.means, first->wq, first->bq, eps),
-                          detail::jointInverseRms(block.means, first->wk, first->bk, eps),
-                          Eigen::VectorXd(p.samples * t), Eigen::VectorXd(p.samples * t)};
-  }
+  if (heads > 0 && block.maps[0].joint) p.joint = jointScalesOfMeans(*block.maps[0].joint, block.maps[0].norm_eps, block.means, p.samples * t);
   return p;
 }
 

@@ -125,6 +125,11 @@ const std::vector<std::string>& qkMapNames() {
   return names;
 }
 
+JointScales jointScalesOfMeans(const JointQkNorm& joint, double eps, const Eigen::MatrixXd& means, Eigen::Index sample_rows) {
+  return {detail::jointInverseRms(means, joint.wq, joint.bq, eps), detail::jointInverseRms(means, joint.wk, joint.bk, eps),
+          Eigen::VectorXd(sample_rows), Eigen::VectorXd(sample_rows)};
+}
+
 void jointScalesOfSamples(const JointQkNorm& joint, double eps, const Eigen::Ref<const Eigen::MatrixXd>& rows,
                           Eigen::Index first, JointScales& scales) {
   scales.q_samples.segment(first, rows.rows()) = detail::jointInverseRms(rows, joint.wq, joint.bq, eps);
@@ -140,10 +145,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& me
   const Eigen::MatrixXd q_cvec = cvec * head.wq.transpose(), k_cvec = cvec * head.wk.transpose();
   JointScales joint;
   if (head.joint) {
-    joint.q_means = detail::jointInverseRms(means, head.joint->wq, head.joint->bq, head.norm_eps);
-    joint.k_means = detail::jointInverseRms(means, head.joint->wk, head.joint->bk, head.norm_eps);
-    joint.q_samples.resize(samples.rows());
-    joint.k_samples.resize(samples.rows());
+    joint = jointScalesOfMeans(*head.joint, head.norm_eps, means, samples.rows());
     jointScalesOfSamples(*head.joint, head.norm_eps, samples, 0, joint);
   }
   return sampleAttention(head, HeadProjections{q_means, k_means, q_cvec, k_cvec, head.joint ? &joint : nullptr}, s, keep_maps);

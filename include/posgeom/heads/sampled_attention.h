@@ -57,6 +57,8 @@ SampledAttention sampleAttention(const HeadMaps& head, const Eigen::MatrixXd& me
 struct JointScales {
   Eigen::VectorXd q_means, k_means, q_samples, k_samples;
 };
+// Those of `means`, with room for `sample_rows` rows of samples.
+JointScales jointScalesOfMeans(const JointQkNorm& joint, double eps, const Eigen::MatrixXd& means, Eigen::Index sample_rows);
 // Those of `samples` rows [first, first + rows) written into `scales` (sized by the caller).
 void jointScalesOfSamples(const JointQkNorm& joint, double eps, const Eigen::Ref<const Eigen::MatrixXd>& rows,
                           Eigen::Index first, JointScales& scales);

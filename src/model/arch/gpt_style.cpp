@@ -56,14 +56,17 @@ namespace {
 
 using Norm = arch::LayerNormWeights;
 
+// The LayerNorm under `name`: its weight, and its bias unless the layout's norms have none (MPT).
+Norm readNorm(const Weights& w, const std::string& name, const GptLayout& l) {
+  return Norm{w.get(name + ".weight"), l.norm_bias ? w.get(name + ".bias") : at::Tensor()};
+}
+
 class GptStyleModel final : public Model {
  public:
   GptStyleModel(const ModelConfig& config, const Weights& w, const Numerics& num, GptLayout layout)
       : Model(config, num), layout_(std::move(layout)) {
     const auto& l = layout_;
-    auto norm = [&](const std::string& name) {
-      return Norm{w.get(name + ".weight"), l.norm_bias ? w.get(name + ".bias") : at::Tensor()};
-    };
+    auto norm = [&](const std::string& name) { return readNorm(w, name, l); };
     embed_ = w.get(l.embed + ".weight");
     if (config.positions == PositionScheme::kLearned) positions_ = w.get(l.position_table + ".weight");
     if (config.positions == PositionScheme::kAlibi)
@@ -175,10 +178,7 @@ class GptStyleModel final : public Model {
   Block loadBlock(const Weights& w, const std::string& prefix) const {
     const auto& c = config();
     const auto& l = layout_;
-    auto norm = [&](const std::string& name) {
-      if (name.empty()) return Norm{};
-      return Norm{w.get(prefix + name + ".weight"), l.norm_bias ? w.get(prefix + name + ".bias") : at::Tensor()};
-    };
+    auto norm = [&](const std::string& name) { return name.empty() ? Norm{} : readNorm(w, prefix + name, l); };
     // Conv1D stores [in, out]: its transposed view is the [out, in] of a linear layer, which
     // the BLAS reads as it is (a contiguous copy would double the weights' memory).
     auto weight = [&](const std::string& name) {
