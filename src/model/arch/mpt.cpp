@@ -34,7 +34,9 @@ ModelConfig readMptConfig(const io::JsonConfig& c) {
   if (c.number({"expansion_ratio"}, 4) != 4) c.fail("expansion_ratio other than 4 is not supported for mpt (transformers' MPT MLP is 4 x d_model)");
   if (!c.boolean({"no_bias"}, true)) c.fail("no_bias = false is not supported for mpt (transformers' MPT has no biases)");
   if (j.contains("logit_scale") && !j["logit_scale"].is_null()) c.fail("logit_scale is not supported for mpt");
-  const nlohmann::json attn = j.contains("attn_config") && j["attn_config"].is_object() ? j["attn_config"] : nlohmann::json::object();
+  const bool has_attn = j.contains("attn_config") && !j["attn_config"].is_null();
+  if (has_attn && !j["attn_config"].is_object()) c.fail("attn_config must be an object (or absent)");
+  const nlohmann::json attn = has_attn ? j["attn_config"] : nlohmann::json::object();
   auto attn_value = [&](const char* key) { return attn.contains(key) ? attn[key] : nlohmann::json(); };
   const auto type = attn_value("attn_type");
   if (!type.is_null() && type != "multihead_attention")

@@ -47,6 +47,7 @@ TEST(Mpt, AConfigFromSizesRoundTripsItsSlopes) {
 
 TEST(Mpt, OptionsTransformersDoesNotRunAreRefusedByName) {
   const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> cases = {
+      {"attn_config must be an object", [](nlohmann::json& j) { j["attn_config"] = 5; }},
       {"attn_config.attn_type", [](nlohmann::json& j) { j["attn_config"]["attn_type"] = "grouped_query_attention"; }},
       {"attn_config.qk_ln", [](nlohmann::json& j) { j["attn_config"]["qk_ln"] = true; }},
       {"attn_config.alibi", [](nlohmann::json& j) { j["attn_config"]["alibi"] = false; }},
