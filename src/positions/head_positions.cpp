@@ -1,12 +1,48 @@
 #include "posgeom/positions/head_positions.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace posgeom::positions {
 
+namespace {
+
+// transformers' _relative_position_bucket for relative position i - n = -distance.
+int64_t t5Bucket(int64_t distance, int64_t buckets, int64_t max_distance, bool bidirectional) {
+  int64_t offset = 0;
+  int64_t far = 0;  // how far the key lies on its side
+  if (bidirectional) {
+    buckets /= 2;
+    if (distance < 0) offset = buckets;  // a key after the query
+    far = distance < 0 ? -distance : distance;
+  } else {
+    far = std::max<int64_t>(distance, 0);
+  }
+  const int64_t exact = buckets / 2;
+  if (far < exact) return offset + far;
+  // float32 throughout, as transformers: relative_position.float() / max_exact, its log,
+  // over log(max_distance / max_exact) (a double, rounded to float32 by the op).
+  const float ratio = static_cast<float>(far) / static_cast<float>(exact);
+  const float span = static_cast<float>(std::log(static_cast<double>(max_distance) / static_cast<double>(exact)));
+  const float scaled = std::log(ratio) / span * static_cast<float>(buckets - exact);
+  return offset + std::min<int64_t>(exact + static_cast<int64_t>(scaled), buckets - 1);
+}
+
+}  // namespace
+
 int64_t RelativeBiasTable::bucket(int64_t distance) const {
+  if (rule == Rule::kT5Log) return t5Bucket(distance, static_cast<int64_t>(values.size()), max_distance, bidirectional);
   return std::clamp(distance, -max_distance, max_distance) + max_distance;
+}
+
+RelativeBiasTable t5BiasTable(std::vector<double> values, int64_t max_distance, bool bidirectional) {
+  RelativeBiasTable t;
+  t.values = std::move(values);
+  t.max_distance = max_distance;
+  t.rule = RelativeBiasTable::Rule::kT5Log;
+  t.bidirectional = bidirectional;
+  return t;
 }
 
 double AdditiveTerm::at(int64_t distance) const {

@@ -1,6 +1,8 @@
 #include "posgeom/positions/head_positions.h"
 
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "test_support.h"
 
@@ -33,6 +35,27 @@ TEST(HeadPositions, RelativeTableClipsTheSignedDistance) {
   EXPECT_EQ(term.at(-1), -0.1);
   EXPECT_EQ(term.at(40), 0.1);
   EXPECT_EQ(term.at(-40), -0.2);
+}
+
+// T5's buckets from their definition (32 buckets, max distance 128): bidirectional, 16 a
+// side, 8 exact, then 8 logarithmic ones up to 128: max_exact + floor(ln(far / 8) / ln 16 x 8).
+TEST(HeadPositions, T5BucketsAreExactNearAndLogarithmicFar) {
+  const auto both = t5BiasTable(std::vector<double>(32, 0.0), 128, true);
+  const std::vector<std::pair<int64_t, int64_t>> bidirectional = {
+      {0, 0},   {3, 3},   {-3, 19},  {8, 8},    {12, 9},   // ln 1.5 / ln 16 x 8 = 1.17
+      {16, 10}, {-16, 26}, {20, 10}, {-20, 26}, {32, 12},  // 16: exactly 2 (float32 keeps it)
+      {64, 14}, {127, 15}, {128, 15}, {1000, 15}, {-1000, 31}};
+  for (const auto& [distance, bucket] : bidirectional) EXPECT_EQ(both.bucket(distance), bucket) << distance;
+  // Causal: keys after the query all in bucket 0; 16 exact, 16 logarithmic up to 128.
+  const auto causal = t5BiasTable(std::vector<double>(32, 0.0), 128, false);
+  const std::vector<std::pair<int64_t, int64_t>> one_sided = {{-5, 0}, {5, 5}, {16, 16}, {20, 17}, {32, 21}, {200, 31}};
+  for (const auto& [distance, bucket] : one_sided) EXPECT_EQ(causal.bucket(distance), bucket) << distance;
+  // The term reads the bucket's value.
+  std::vector<double> values(32);
+  for (size_t b = 0; b < values.size(); ++b) values[b] = 0.5 * static_cast<double>(b);
+  const auto term = relativeBiasTerm(t5BiasTable(values, 128, true));
+  EXPECT_EQ(term.at(-20), 13.0);
+  EXPECT_EQ(term.at(12), 4.5);
 }
 
 TEST(HeadPositions, ATableOfTheWrongSizeThrows) {

@@ -25,15 +25,25 @@ struct Rope {
   bool interleaved() const { return pairing == RopePairing::kInterleaved; }
 };
 
-// A learned bias per bucket of the signed distance d = n - i: bucket(d) =
-// clamp(d, -max_distance, max_distance) + max_distance, so `values` holds
-// 2 max_distance + 1 biases from d = -max_distance up. (T5's log buckets would be
-// another bucketing rule beside this one.)
+// A learned bias per bucket of the signed distance d = n - i, by one of two rules.
+// kClamped: bucket(d) = clamp(d, -max_distance, max_distance) + max_distance, so `values`
+// holds 2 max_distance + 1 biases from d = -max_distance up.
+// kT5Log: T5's buckets over values.size() buckets, as transformers' _relative_position_bucket
+// computes them: bidirectional, keys after the query take the upper half of the buckets; in
+// each half (or all of them, causal), the first half of the buckets one distance each, the
+// rest logarithmically wider up to max_distance, beyond which the last bucket holds (the
+// logarithm in float32, as transformers takes it, so that a distance on a boundary falls
+// where it does there).
 struct RelativeBiasTable {
+  enum class Rule { kClamped, kT5Log };
   std::vector<double> values;
   int64_t max_distance = 0;
+  Rule rule = Rule::kClamped;
+  bool bidirectional = true;  // kT5Log: keys after the query have buckets of their own
   int64_t bucket(int64_t distance) const;
 };
+// T5's table of `values.size()` buckets.
+RelativeBiasTable t5BiasTable(std::vector<double> values, int64_t max_distance, bool bidirectional);
 
 // What a head adds to its logits after scale and cap: nothing, ALiBi's -slope (n - i), or
 // a relative-bias table's value for n - i.
