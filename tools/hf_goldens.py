@@ -246,7 +246,24 @@ def families():
                                           num_experts_per_tok=2, norm_topk_prob=True, vocab_size=120,
                                           max_position_embeddings=64, **common),
                          t.Qwen3MoeForCausalLM, "model.layers"),
+        # T5's encoder, read from a full T5 (its decoder and head left out): heads 16 wide (64 =
+        # 4 x 16 is not d_model 48), a ReLU MLP, 8 buckets (2 exact a side, then logarithmic
+        # out to 20): the 24 test positions reach beyond the last bucket.
+        "hf-t5": (t.T5Config(num_layers=2, num_decoder_layers=1, d_model=48, d_kv=16, num_heads=4, d_ff=80,
+                             vocab_size=120, relative_attention_num_buckets=8, relative_attention_max_distance=20,
+                             feed_forward_proj="relu", initializer_factor=1.0),
+                  t.T5ForConditionalGeneration, "encoder.block"),
+        # mT5's encoder model: the gated GELU MLP, 16 buckets out to 12, three heads.
+        "hf-mt5": (t.MT5Config(num_layers=2, d_model=48, d_kv=16, num_heads=3, d_ff=64, vocab_size=120,
+                               relative_attention_num_buckets=16, relative_attention_max_distance=12,
+                               feed_forward_proj="gated-gelu", initializer_factor=1.0),
+                   t.MT5EncoderModel, "encoder.block"),
     }
+
+
+# Encoders whose last hidden state transformers returns through a final norm (T5's
+# final_layer_norm), without an LM head to mark it.
+FINAL_NORM_WITHOUT_HEAD = {"hf-t5", "hf-mt5"}
 
 
 def blocks_of(model, path):
@@ -312,8 +329,10 @@ def make(name, config, cls, block_path):
     if name == "hf-roberta":
         ids[1, 5] = config.pad_token_id  # a padding token mid-sequence: RoBERTa's positions skip it
     reference = model.to(torch.float64)
-    ids = decisive_ids(reference, ids, config.vocab_size)
     blocks = blocks_of(reference, block_path)
+    if getattr(config, "is_encoder_decoder", False):
+        reference = reference.get_encoder()  # posgeom reads the encoder of a full checkpoint
+    ids = decisive_ids(reference, ids, config.vocab_size)
     last_block = {}
     blocks[-1].register_forward_hook(lambda m, i, o: last_block.__setitem__("out", o[0] if isinstance(o, tuple) else o))
     with torch.no_grad():
@@ -323,9 +342,18 @@ def make(name, config, cls, block_path):
     for layer, h in enumerate(hidden[:-1]):
         tensors[f"hidden.{layer}"] = h.contiguous()
     tensors[f"hidden.{len(hidden) - 1}"] = last_block["out"].contiguous()  # before the final norm
-    if getattr(out, "logits", None) is not None:
+    if getattr(out, "logits", None) is not None or name in FINAL_NORM_WITHOUT_HEAD:
         tensors["final_norm"] = hidden[-1].contiguous()  # the base model's last state: normed
+    if getattr(out, "logits", None) is not None:
         tensors["logits"] = out.logits.contiguous()
+    bias = getattr(blocks[0].layer[0].SelfAttention, "relative_attention_bias", None) if hasattr(blocks[0], "layer") else None
+    if bias is not None:  # T5's buckets as transformers computes them, for every (query, key)
+        attn = blocks[0].layer[0].SelfAttention
+        t_len = IDS_SHAPE[1]
+        relative = torch.arange(t_len)[None, :] - torch.arange(t_len)[:, None]
+        tensors["relative_position_bucket"] = attn._relative_position_bucket(
+            relative, bidirectional=True, num_buckets=attn.relative_attention_num_buckets,
+            max_distance=attn.relative_attention_max_distance).to(torch.int64).contiguous()
     for block, a in enumerate(out.attentions):
         tensors[f"attention.{block}"] = a.contiguous()
     # One token everywhere: every window alike, so the positional kernel is the attention.

@@ -11,6 +11,7 @@ const char* positionSchemeName(PositionScheme scheme) {
     case PositionScheme::kAlibi: return "ALiBi";
     case PositionScheme::kRope: return "RoPE";
     case PositionScheme::kNone: return "none (causal mask only)";
+    case PositionScheme::kRelativeBias: return "relative bias";
   }
   return "unknown";
 }
@@ -32,6 +33,8 @@ std::string describePositions(const ModelConfig& c) {
     };
     s += " (base " + base(c.local_rope->theta) + " in the blocks with a window, " + base(c.rope.theta) + " in the others)";
   }
+  if (c.positions == PositionScheme::kRelativeBias)
+    s += " (" + std::to_string(c.relative_buckets) + " buckets out to distance " + std::to_string(c.relative_max_distance) + ")";
   return count == 0 ? s : s + " except block" + (count > 1 ? "s " : " ") + unrotated + " (NoPE)";
 }
 

@@ -827,7 +827,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyFixture{"hf-stablelm", "stablelm", "RoPE"}, FamilyFixture{"hf-starcoder2", "starcoder2", "RoPE"},
                       FamilyFixture{"hf-granite", "granite", "RoPE"}, FamilyFixture{"hf-cohere", "cohere", "RoPE"},
                       FamilyFixture{"hf-olmo2", "olmo2", "RoPE"}, FamilyFixture{"hf-mpt", "mpt", "ALiBi"},
-                      FamilyFixture{"hf-phi3-longrope", "phi3", "RoPE"}),
+                      FamilyFixture{"hf-phi3-longrope", "phi3", "RoPE"},
+                      FamilyFixture{"hf-t5", "t5", "relative bias (8 buckets out to distance 20)"},
+                      FamilyFixture{"hf-mt5", "mt5", "relative bias (16 buckets out to distance 12)"}),
     [](const ::testing::TestParamInfo<FamilyFixture>& param) {
       std::string n = param.param.fixture;
       for (auto& c : n)

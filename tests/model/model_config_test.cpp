@@ -33,5 +33,16 @@ TEST(ModelConfig, NoPeBlocksDoNotRotateAndAreNamed) {
   EXPECT_EQ(model::describePositions(c), "learned absolute");
 }
 
+// T5's bias says its buckets and how far they reach; no block rotates.
+TEST(ModelConfig, RelativeBiasNamesItsBuckets) {
+  model::ModelConfig c;
+  c.num_layers = 2;
+  c.positions = model::PositionScheme::kRelativeBias;
+  c.relative_buckets = 32;
+  c.relative_max_distance = 128;
+  EXPECT_FALSE(c.rotates(0));
+  EXPECT_EQ(model::describePositions(c), "relative bias (32 buckets out to distance 128)");
+}
+
 }  // namespace
 }  // namespace posgeom::testing

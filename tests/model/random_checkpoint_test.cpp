@@ -111,7 +111,7 @@ TEST(RandomCheckpoint, RejectsImpossibleShapes) {
   spec.heads = 4;
   EXPECT_THROW(model::writeRandomCheckpoint(spec, s / "m"), InputError);
   spec = {};
-  spec.model_type = "t5";
+  spec.model_type = "xlnet";
   EXPECT_THROW(model::writeRandomCheckpoint(spec, s / "m"), InputError);
   // A shape the family's reader refuses (heads 9 wide cannot turn in pairs) is refused
   // before anything is written, not written for every later command to fail on.

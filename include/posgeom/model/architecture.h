@@ -74,7 +74,8 @@ struct Architecture {
   std::string layers_key = "num_hidden_layers";
   // Stored tensors the model does not need and transformers loads without a word: buffers
   // (causal masks, rotary inv_freq) and heads it does not compute (BERT's pooler). Each is a
-  // whole name or a dotted suffix of one; other tensors the model does not use get a warning.
+  // whole name or a dotted suffix of one, or with a trailing dot a module (T5's "decoder.") whose
+  // every tensor is left out; other tensors the model does not use get a warning.
   std::vector<std::string> unused_by_design;
 };
 

@@ -10,7 +10,7 @@
 
 namespace posgeom::model {
 
-enum class PositionScheme { kLearned, kAlibi, kRope, kNone };
+enum class PositionScheme { kLearned, kAlibi, kRope, kNone, kRelativeBias };
 const char* positionSchemeName(PositionScheme scheme);
 struct ModelConfig;
 // The scheme's name, and the blocks that do without it (SmolLM3's NoPE blocks).
@@ -59,6 +59,7 @@ struct ModelConfig {
   bool attention_bias = false;     // biases on q, k, v and o (Llama-style; GPT-NeoX's default)
   bool qkv_bias = false;           // biases on q, k and v only (StableLM's use_qkv_bias)
   bool mlp_bias = false;           // biases on the MLP's maps (Starcoder2's use_bias)
+  bool gated_mlp = false;          // T5's "gated-<act>" feed-forward: act(wi_0 x) * wi_1 x
   bool parallel_residual = false;  // GPT-NeoX, GPT-J: attention and MLP both read the block's input
   bool post_norm = false;          // OPT-350m: LayerNorm after each residual add, not before the block
   int64_t embedding_width = 0;     // OPT-350m: token embeddings narrower than the blocks (0: hidden_size)
@@ -87,6 +88,10 @@ struct ModelConfig {
   MixtureOfExperts moe;
   // Gemma-3: the RoPE of the blocks with a sliding window, where it differs from `rope`.
   std::optional<RopeConfig> local_rope;
+  // T5's relative attention bias (kRelativeBias): each head's learned bias for the bucket of
+  // n - i (positions::t5BiasTable), `relative_buckets` of them out to `relative_max_distance`.
+  int64_t relative_buckets = 0;
+  int64_t relative_max_distance = 0;
 
   int64_t headDim() const { return head_dim > 0 ? head_dim : hidden_size / num_heads; }
   bool rotates(int64_t block) const {

@@ -39,6 +39,8 @@ Architecture robertaArchitecture();
 Architecture smollm3Architecture();
 Architecture stablelmArchitecture();
 Architecture starcoder2Architecture();
+Architecture t5Architecture();
+Architecture mt5Architecture();
 
 // Config numbers the forward divides by or takes a root of, read with their key named where
 // they would make it non-finite (the JSON reader already refuses what overflows a double).

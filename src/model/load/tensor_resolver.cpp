@@ -54,9 +54,16 @@ std::string firstNames(const std::vector<std::string>& names) {
   return names.size() > 3 ? out + ", ..." : out;
 }
 
+// An entry names a tensor (matched whole or after a prefix's dot), or with a trailing dot a
+// module whose every tensor is unused (T5's "decoder.").
 bool unusedByDesign(const std::string& name, const Architecture& arch) {
-  for (const auto& s : arch.unused_by_design)
-    if (name == s || endsWith(name, "." + s)) return true;
+  for (const auto& s : arch.unused_by_design) {
+    if (!s.empty() && s.back() == '.') {
+      if (name.compare(0, s.size(), s) == 0 || name.find("." + s) != std::string::npos) return true;
+    } else if (name == s || endsWith(name, "." + s)) {
+      return true;
+    }
+  }
   return false;
 }
 

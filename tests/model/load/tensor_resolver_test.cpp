@@ -139,6 +139,21 @@ TEST(TensorResolver, UnusedTensorsAreWarnedAboutOnce) {
   EXPECT_EQ(resolveEdited(plain.path(), "hf-bert", [](nlohmann::json&) {}).log, "");  // its pooler: not computed here
 }
 
+// A full T5's decoder and head are left out by design, without a word; a module entry
+// ("decoder.") covers that module only, not a name that merely contains it.
+TEST(TensorResolver, AModuleUnusedByDesignIsQuietAndOnlyIt) {
+  ScratchDir s;
+  const auto r = resolveEdited(s.path(), "hf-t5", [](nlohmann::json&) {}, {"encoder.extra.weight", "encoderdecoder.weight"});
+  EXPECT_NE(r.log.find("2 tensors are not used by the T5 model and left out, as transformers does: "
+                       "encoder.extra.weight, encoderdecoder.weight"),
+            std::string::npos)
+      << r.log;
+  EXPECT_EQ(r.log.find("decoder.block"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("lm_head"), std::string::npos) << r.log;
+  ScratchDir quiet;
+  EXPECT_EQ(resolveEdited(quiet.path(), "hf-t5", [](nlohmann::json&) {}).log, "");
+}
+
 // tie_word_embeddings true with a stored lm_head.weight: transformers ties the head to the
 // embedding over what the file holds. The stored head is not loaded, and a warning says so.
 TEST(TensorResolver, ATiedHeadIsTheEmbeddingEvenWhenOneIsStored) {
