@@ -65,9 +65,10 @@ Eigen::MatrixXd project(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, cons
 
 KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& s) {
   const auto& mask = s.positions.mask;
-  const Eigen::Index last = mask.causal ? n : positions - 1;
+  const Eigen::Index last =
+      mask.causal ? n : (mask.window > 0 ? std::min<Eigen::Index>(positions - 1, n + mask.window - 1) : positions - 1);
   const Eigen::Index first =
-      mask.causal && mask.window > 0 ? std::max<Eigen::Index>(s.skip, n - mask.window + 1) : s.skip;
+      mask.window > 0 ? std::max<Eigen::Index>(s.skip, n - mask.window + 1) : s.skip;
   return {first, last - first + 1};
 }
 
@@ -82,8 +83,10 @@ void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyR
 }
 
 KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index positions, const KernelSettings& s) {
-  // A window's first key moves with the query; a causal block's last key is its last query.
-  const Eigen::Index first = keyRange(n0, positions, s).first, end = s.positions.mask.causal ? n0 + width : positions;
+  // A window's first key moves with the query; a block's last key is its last query's.
+  const Eigen::Index first = keyRange(n0, positions, s).first;
+  const auto last = keyRange(n0 + width - 1, positions, s);
+  const Eigen::Index end = s.positions.mask.causal ? n0 + width : last.first + last.count;
   return {first, end - first};
 }
 

@@ -69,9 +69,9 @@ struct KeySpan {
   int64_t first = 0, end = 0;
 };
 KeySpan keySpan(const AttentionShape& shape, int64_t first_query, int64_t len, int64_t seq) {
-  if (!shape.causal) return {0, seq};
   const int64_t first = shape.window > 0 ? std::max<int64_t>(0, first_query - shape.window + 1) : 0;
-  return {first, first_query + len};
+  if (shape.causal) return {first, first_query + len};
+  return {first, shape.window > 0 ? std::min<int64_t>(seq, first_query + len - 1 + shape.window) : seq};
 }
 
 // One block of queries against the keys it may see. q [B,Hk,G*len,dh] holds the G query heads
@@ -89,6 +89,11 @@ at::Tensor attendBlock(const at::Tensor& q, const at::Tensor& k, const at::Tenso
     const auto n = at::arange(first_query, first_query + len, opts).unsqueeze(1);
     const auto i = at::arange(span.first, span.end, opts).unsqueeze(0);
     scores.masked_fill_(i.gt(n).logical_or(i.le(n - shape.window)), -std::numeric_limits<float>::infinity());
+  } else if (shape.window > 0) {
+    // Bidirectional: key i is seen by query n when |n - i| < window.
+    const auto n = at::arange(first_query, first_query + len, opts).unsqueeze(1);
+    const auto i = at::arange(span.first, span.end, opts).unsqueeze(0);
+    scores.masked_fill_((i - n).abs().ge(shape.window), -std::numeric_limits<float>::infinity());
   } else if (shape.causal && len > 1) {
     // Only the last `len` keys can lie after a query of this block.
     const auto future = at::ones({len, len}, opts.dtype(at::kBool)).triu(1);
@@ -194,7 +199,7 @@ at::Tensor alibiBias(const at::Tensor& slopes, int64_t seq_len, const at::Device
 AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias) {
   AttentionShape shape;
   shape.causal = causal;
-  shape.window = causal ? positions.shared.mask.window : 0;
+  shape.window = positions.shared.mask.window;
   shape.scale = positions.shared.scale;
   shape.logit_cap = positions.shared.logit_cap;
   shape.bias = bias;

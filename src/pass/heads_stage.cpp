@@ -81,7 +81,7 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     const auto maps = model.queryKeyMaps(block_index);
     auto positions = model.kernelPositions(block_index, block.means.rows());
     // The run's mask, which a run may set apart from the model's (causal on a bidirectional model).
-    positions.shared.mask = {causal, causal ? positions.shared.mask.window : 0};
+    positions.shared.mask.causal = causal;
     const bool normed = maps.q_norm.defined();
     const auto joint = jointNorm(maps, config);
     // The key bias only where keys rotate, or where the head's norm or clamp makes it

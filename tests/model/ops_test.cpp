@@ -129,6 +129,24 @@ TEST(Ops, WindowsScalesAndCapsMatchTheFormula) {
   EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num), textbookAttention(q, k, v, true, {}), 1e-5, 1e-6));
 }
 
+// A bidirectional window (ModernBERT's local blocks): key i seen by query n when |n - i| < w,
+// with every query block size (the span of keys moves at both ends).
+TEST(Ops, ABidirectionalWindowSeesBothSidesOfTheQuery) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const int64_t t = 11, window = 3;
+  const auto q = at::randn({2, 4, t, 8}), k = at::randn({2, 2, t, 8}), v = at::randn({2, 2, t, 8});
+  const auto n = at::arange(t).unsqueeze(1), i = at::arange(t).unsqueeze(0);
+  const auto scores = (at::matmul(q, k.repeat_interleave(2, 1).transpose(-1, -2)) / std::sqrt(8.0))
+                          .masked_fill((i - n).abs().ge(window), -INFINITY);
+  const auto expected = at::matmul(at::softmax(scores, -1), v.repeat_interleave(2, 1));
+  ops::AttentionShape shape;
+  shape.causal = false;
+  shape.window = window;
+  for (int64_t block : {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{0}})
+    EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num, block), expected, 1e-5, 1e-6)) << "block " << block;
+  EXPECT_FALSE(at::allclose(ops::attention(q, k, v, false, {}, num), expected, 1e-3, 1e-3));  // the window acts
+}
+
 TEST(Ops, NormsAndActivations) {
   const auto num = Numerics::parse("float32", "cpu");
   const auto x = at::tensor({1.0f, 2.0f, 3.0f, 4.0f}).view({1, 4});
@@ -175,7 +193,7 @@ TEST(AttentionShape, TakesTheCallsMaskAndTheBlocksTerms) {
   EXPECT_FALSE(causal.bias.defined());
   const auto both_ways = ops::attentionShape(p, false, at::zeros({1, 3, 3}));
   EXPECT_FALSE(both_ways.causal);
-  EXPECT_EQ(both_ways.window, 0);  // a window only masks a causal call
+  EXPECT_EQ(both_ways.window, 4);  // a bidirectional call's window masks both sides
   EXPECT_TRUE(both_ways.bias.defined());
 }
 

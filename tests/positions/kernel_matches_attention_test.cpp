@@ -96,6 +96,12 @@ TEST(HandMadeRelativeBias, AgreesWithEveryOtherTermOfTheVocabulary) {
   expectKernelsMatchAttention(p);
 }
 
+TEST(HandMadeRelativeBias, AgreesUnderABidirectionalWindow) {
+  auto p = relativeBias(false);
+  p.shared.mask.window = 3;  // keys within 2 of the query, on both sides
+  expectKernelsMatchAttention(p);
+}
+
 TEST(HandMadeRelativeBias, TheTableMovesTheAttention) {
   // Not a test that cannot fail: without the table the maps differ.
   at::manual_seed(7);

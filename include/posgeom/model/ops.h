@@ -26,12 +26,12 @@ at::Tensor mergeHeads(const at::Tensor& x);                 // [B,H,T,dh] -> [B,
 // What a family's attention adds to softmax(q k^T / sqrt(dh)).
 struct AttentionShape {
   bool causal = true;     // mask keys after the query
-  int64_t window = 0;     // causal only: > 0 keeps keys i > n - window (sliding window)
+  int64_t window = 0;     // > 0 keeps keys i > n - window, and not causal i < n + window too
   double scale = 0;       // logit scale; 0: 1/sqrt(dh)
   double logit_cap = 0;   // > 0: scaled logits become cap tanh(logit / cap) (Gemma-2)
   at::Tensor bias;        // [H,T,T] or [1,H,T,T] added to the logits (ALiBi); may be undefined
 };
-// A block's shape from its positions: `causal` as the call asks (a window only then), the
+// A block's shape from its positions: `causal` as the call asks, the window either way, the
 // additive term as `bias` (positionBias, made once a call).
 AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias = {});
 // The block's additive terms as a bias [H,T,T] float32 on `device` (entry n, i: head h's term

@@ -10,7 +10,9 @@ namespace posgeom::positions {
 
 struct Mask {
   bool causal = true;  // keys i <= n; false: every key (BERT)
-  int64_t window = 0;  // causal only: > 0 keeps keys i > n - window (sliding window)
+  // > 0: a sliding window, keys i > n - window (and, not causal, i < n + window as well:
+  // ModernBERT's local blocks see |n - i| <= local_attention / 2, a window of that + 1)
+  int64_t window = 0;
 };
 
 // RoPE: q turned at n and k at i by angle position x inverse_frequencies[j] for pair j.
