@@ -258,6 +258,27 @@ def families():
                                relative_attention_num_buckets=16, relative_attention_max_distance=12,
                                feed_forward_proj="gated-gelu", initializer_factor=1.0),
                    t.MT5EncoderModel, "encoder.block"),
+        # ModernBERT: blocks global, local, local (every 3rd global), local blocks seeing 4 keys
+        # on each side of the query (local_attention 8) by RoPE base 100, global ones by
+        # 1000; no biases (the released models'), GLU MLP, the MLM head tied.
+        "hf-modernbert": (t.ModernBertConfig(num_hidden_layers=3, hidden_size=48, num_attention_heads=3,
+                                             intermediate_size=40, vocab_size=120, max_position_embeddings=64,
+                                             local_attention=8, global_attn_every_n_layers=3,
+                                             global_rope_theta=1000.0, local_rope_theta=100.0,
+                                             pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1,
+                                             sep_token_id=2, **common),
+                          t.ModernBertForMaskedLM, "layers"),
+        # The same with every bias (norms, attention, MLP, the head's dense map, the decoder)
+        # and an untied decoder; local_attention 6 (3 keys a side), every other block global.
+        "hf-modernbert-biased": (t.ModernBertConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
+                                                    intermediate_size=40, vocab_size=120, max_position_embeddings=64,
+                                                    local_attention=6, global_attn_every_n_layers=2,
+                                                    global_rope_theta=1000.0, local_rope_theta=100.0,
+                                                    norm_bias=True, attention_bias=True, mlp_bias=True,
+                                                    classifier_bias=True, decoder_bias=True, tie_word_embeddings=False,
+                                                    pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1,
+                                                    sep_token_id=2, **common),
+                                 t.ModernBertForMaskedLM, "layers"),
     }
 
 

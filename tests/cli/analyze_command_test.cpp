@@ -829,7 +829,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyFixture{"hf-olmo2", "olmo2", "RoPE"}, FamilyFixture{"hf-mpt", "mpt", "ALiBi"},
                       FamilyFixture{"hf-phi3-longrope", "phi3", "RoPE"},
                       FamilyFixture{"hf-t5", "t5", "relative bias (8 buckets out to distance 20)"},
-                      FamilyFixture{"hf-mt5", "mt5", "relative bias (16 buckets out to distance 12)"}),
+                      FamilyFixture{"hf-mt5", "mt5", "relative bias (16 buckets out to distance 12)"},
+                      FamilyFixture{"hf-modernbert", "modernbert", "RoPE (base 100 in the blocks with a window, 1000 in the others)"}),
     [](const ::testing::TestParamInfo<FamilyFixture>& param) {
       std::string n = param.param.fixture;
       for (auto& c : n)

@@ -60,6 +60,11 @@ struct ModelConfig {
   bool qkv_bias = false;           // biases on q, k and v only (StableLM's use_qkv_bias)
   bool mlp_bias = false;           // biases on the MLP's maps (Starcoder2's use_bias)
   bool gated_mlp = false;          // T5's "gated-<act>" feed-forward: act(wi_0 x) * wi_1 x
+  bool norm_bias = true;           // LayerNorms with a bias (ModernBERT's norm_bias)
+  // An encoder's MLM head (ModernBERT): biases on its dense map (classifier_bias) and on
+  // its decoder (decoder_bias).
+  bool head_dense_bias = false;
+  bool decoder_bias = true;
   bool parallel_residual = false;  // GPT-NeoX, GPT-J: attention and MLP both read the block's input
   bool post_norm = false;          // OPT-350m: LayerNorm after each residual add, not before the block
   int64_t embedding_width = 0;     // OPT-350m: token embeddings narrower than the blocks (0: hidden_size)

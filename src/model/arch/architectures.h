@@ -23,6 +23,7 @@ Architecture gptJArchitecture();
 Architecture llamaArchitecture();
 Architecture mistralArchitecture();
 Architecture mixtralArchitecture();
+Architecture modernBertArchitecture();
 Architecture mptArchitecture();
 Architecture graniteArchitecture();
 Architecture olmoArchitecture();
