@@ -32,10 +32,13 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const GptLayout& l) {
     s.inBlock(i);
     const auto b = blockPrefix(l, i);
     if (!l.norms_listed_after) s.norm(b + l.attn_norm, d, l.norm_bias);
-    if (l.qkv == Qkv::kSeparate)
-      for (const auto& name : l.qkv_names) map(b + name, d, d, l.qkv_bias);
-    else
-      map(b + l.qkv_names.front(), 3 * d, d, l.qkv_bias);
+    const int64_t kv = m.num_kv_heads * m.headDim();  // the key (and value) maps' outputs
+    if (l.qkv == Qkv::kSeparate) {
+      map(b + l.qkv_names[0], d, d, l.qkv_bias);
+      for (size_t j = 1; j < 3; ++j) map(b + l.qkv_names[j], kv, d, l.qkv_bias);
+    } else {
+      map(b + l.qkv_names.front(), d + 2 * kv, d, l.qkv_bias);
+    }
     map(b + l.out, d, d, l.out_bias);
     if (l.norms_listed_after) s.norm(b + l.attn_norm, d, l.norm_bias);
     if (!l.mlp_norm.empty() && !l.norms_listed_after) s.norm(b + l.mlp_norm, d, l.norm_bias);
@@ -138,8 +141,8 @@ class GptStyleModel final : public Model {
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
     const auto held = blocks_.peek(index);
     const auto& b = *held;
-    auto maps = arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), queryMap(b, 1), queryBias(b, 1), config().num_heads,
-                                  config().headDim());
+    auto maps = arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), perQueryHead(queryMap(b, 1)),
+                                  perQueryHead(queryBias(b, 1)), config().num_heads, config().headDim());
     maps.clip = config().qkv_clip;
     return maps;
   }
@@ -198,16 +201,22 @@ class GptStyleModel final : public Model {
     } else if (l.qkv == Qkv::kFusedColumns) {
       b.qkv_w = weight(names[0]), b.qkv_b = bias(names[0], l.qkv_bias);
     } else {
-      // Rows of the fused map are [head][q|k|v][dh]; split them into q, k, v once.
-      const int64_t h = c.num_heads, dh = c.headDim(), d = c.hidden_size;
-      const auto fused_w = weight(names[0]).view({h, 3, dh, d});
+      // Rows of the fused map are [group][its G queries | k | v][dh] (per head: G = 1, one
+      // group a head); split them into q, k, v once.
+      const int64_t groups = l.qkv == Qkv::kFusedPerHead ? c.num_heads : c.num_kv_heads;
+      const int64_t g = c.num_heads / groups, dh = c.headDim(), d = c.hidden_size;
+      const auto fused_w = weight(names[0]).view({groups, g + 2, dh, d});
       const auto fused_b = bias(names[0], l.qkv_bias);
-      auto part_w = [&](int64_t j) { return fused_w.select(1, j).reshape({d, d}).contiguous(); };
-      auto part_b = [&](int64_t j) {
-        return fused_b.defined() ? fused_b.view({h, 3, dh}).select(1, j).reshape({d}).contiguous() : at::Tensor();
+      // Rows [first, first + count) of each group, as one map [groups * count * dh, d].
+      auto part_w = [&](int64_t first, int64_t count) {
+        return fused_w.narrow(1, first, count).reshape({groups * count * dh, d}).contiguous();
       };
-      b.q_w = part_w(0), b.k_w = part_w(1), b.v_w = part_w(2);
-      b.q_b = part_b(0), b.k_b = part_b(1), b.v_b = part_b(2);
+      auto part_b = [&](int64_t first, int64_t count) {
+        return fused_b.defined() ? fused_b.view({groups, g + 2, dh}).narrow(1, first, count).reshape({groups * count * dh}).contiguous()
+                                 : at::Tensor();
+      };
+      b.q_w = part_w(0, g), b.k_w = part_w(g, 1), b.v_w = part_w(g + 1, 1);
+      b.q_b = part_b(0, g), b.k_b = part_b(g, 1), b.v_b = part_b(g + 1, 1);
     }
     b.o_w = weight(l.out), b.o_b = bias(l.out, l.out_bias);
     b.fc_w = weight(l.mlp_in), b.fc_b = bias(l.mlp_in, l.mlp_bias);
@@ -225,6 +234,16 @@ class GptStyleModel final : public Model {
     const int64_t d = config().hidden_size;
     if (b.qkv_w.defined()) return b.qkv_b.defined() ? b.qkv_b.narrow(0, j * d, d) : at::Tensor();
     return j == 0 ? b.q_b : j == 1 ? b.k_b : b.v_b;
+  }
+
+  // A key map's (or bias's) rows, each key/value head's repeated for the query heads it
+  // serves (adjacent, as the forward's grouped attention pairs them).
+  at::Tensor perQueryHead(const at::Tensor& rows) const {
+    const auto& c = config();
+    if (!rows.defined() || c.num_kv_heads == c.num_heads) return rows;
+    const int64_t dh = c.headDim(), group = c.num_heads / c.num_kv_heads;
+    auto by_head = rows.reshape({c.num_kv_heads, dh, -1}).repeat_interleave(group, 0);
+    return rows.dim() == 1 ? by_head.reshape({-1}) : by_head.reshape({c.num_heads * dh, rows.size(1)});
   }
 
   at::Tensor layerNorm(const at::Tensor& t, const Norm& n) const {
@@ -245,7 +264,7 @@ class GptStyleModel final : public Model {
       q = clip(ops::linear(a, b.q_w, b.q_b, num)), k = clip(ops::linear(a, b.k_w, b.k_b, num));
       v = clip(ops::linear(a, b.v_w, b.v_b, num));
     }
-    q = ops::splitHeads(q, c.num_heads), k = ops::splitHeads(k, c.num_heads), v = ops::splitHeads(v, c.num_heads);
+    q = ops::splitHeads(q, c.num_heads), k = ops::splitHeads(k, c.num_kv_heads), v = ops::splitHeads(v, c.num_kv_heads);
     if (c.positions == PositionScheme::kRope) {
       q = num.round(ops::applyRotary(q, context.rope));
       k = num.round(ops::applyRotary(k, context.rope));
@@ -277,6 +296,16 @@ Architecture defineFamily(ArchitectureNames names, decltype(Architecture::parse_
   };
   return defineArchitecture(std::move(names), std::move(parse_config), std::move(to_config_json), std::move(list),
                             std::move(build), std::move(defaults), supports_dropout);
+}
+
+Architecture defineFamily(ArchitectureNames names, decltype(Architecture::parse_config) parse_config,
+                          decltype(Architecture::to_config_json) to_config_json, LayoutOf layout_of, ShapeDefaults defaults) {
+  auto list = [layout_of](const ModelConfig& m) { return tensors(m, layout_of(m)); };
+  auto build = [layout_of](const ModelConfig& c, const Weights& w, const Numerics& n) -> std::unique_ptr<Model> {
+    return std::make_unique<GptStyleModel>(c, w, n, layout_of(c));
+  };
+  return defineArchitecture(std::move(names), std::move(parse_config), std::move(to_config_json), std::move(list),
+                            std::move(build), std::move(defaults));
 }
 
 }  // namespace posgeom::model::gpt_style

@@ -1,10 +1,12 @@
 #pragma once
 // The GPT-style decoder the older families share: LayerNorm with biases, one MLP without a
-// gate, multi-head attention (no grouped heads); learned positions, ALiBi, RoPE (partial,
+// gate, multi-head attention (grouped key/value heads where the config has them: Falcon);
+// learned positions, ALiBi, RoPE (partial,
 // rotate_half or interleaved) or none, as the config's scheme says. What differs between
 // the families is either in their ModelConfig (parallel residual, post-norm, local layers,
 // logit scale, a narrower embedding) or in their GptLayout (tensor names, how q, k and v
 // are stored, which maps have biases). Private to model/arch.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +20,9 @@ enum class Qkv {
   kSeparate,      // three maps, qkv_names q, k, v
   kFusedColumns,  // one map whose outputs are q | k | v (GPT-2's c_attn)
   kFusedPerHead,  // one map whose outputs are [head][q | k | v][dh] (GPT-NeoX, BLOOM)
+  // One map whose outputs are [key/value head][its G query heads | k | v][dh], G = heads /
+  // key/value heads (Falcon: per head as kFusedPerHead with G = 1, multi-query with one group).
+  kFusedGroups,
 };
 
 // Which of a block's maps carry a bias.
@@ -74,5 +79,10 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const GptLayout& layout);
 Architecture defineFamily(ArchitectureNames names, decltype(Architecture::parse_config) parse_config,
                           decltype(Architecture::to_config_json) to_config_json, GptLayout layout,
                           ShapeDefaults defaults, bool supports_dropout = false);
+// The same for a family whose names follow its config (Falcon's norms): the layout of each config.
+using LayoutOf = std::function<GptLayout(const ModelConfig&)>;
+Architecture defineFamily(ArchitectureNames names, decltype(Architecture::parse_config) parse_config,
+                          decltype(Architecture::to_config_json) to_config_json, LayoutOf layout_of,
+                          ShapeDefaults defaults);
 
 }  // namespace posgeom::model::gpt_style
