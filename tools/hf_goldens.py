@@ -279,6 +279,40 @@ def families():
                                                     pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1,
                                                     sep_token_id=2, **common),
                                  t.ModernBertForMaskedLM, "layers"),
+        # Falcon-40B's layout: new_decoder_architecture, 4 query heads in 2 key/value groups
+        # ([group][q q | k | v] rows), attention and MLP in parallel each through its own norm.
+        "hf-falcon": (t.FalconConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_kv_heads=2,
+                                     new_decoder_architecture=True, parallel_attn=True, bias=False, alibi=False,
+                                     ffn_hidden_size=80, vocab_size=120, max_position_embeddings=64,
+                                     rope_parameters={"rope_type": "default", "rope_theta": 100.0},
+                                     bos_token_id=0, eos_token_id=0, **common),
+                      t.FalconForCausalLM, "h"),
+        # Falcon2-11B's: the new architecture with one norm for both (num_ln_in_parallel_attn 1),
+        # biases on every map, 6 heads in 3 groups.
+        "hf-falcon2": (t.FalconConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=6, num_kv_heads=3,
+                                      new_decoder_architecture=True, parallel_attn=True, num_ln_in_parallel_attn=1,
+                                      bias=True, alibi=False, ffn_hidden_size=80, vocab_size=120,
+                                      max_position_embeddings=64,
+                                      rope_parameters={"rope_type": "default", "rope_theta": 100.0},
+                                      bos_token_id=0, eos_token_id=0, **common),
+                       t.FalconForCausalLM, "h"),
+        # Falcon-7B's: multi_query (every query head, then one k and one v), parallel blocks off
+        # input_layernorm, no biases, 3 heads.
+        "hf-falcon-7b": (t.FalconConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=3,
+                                        new_decoder_architecture=False, multi_query=True, parallel_attn=True,
+                                        bias=False, alibi=False, vocab_size=120, max_position_embeddings=64,
+                                        rope_parameters={"rope_type": "default", "rope_theta": 100.0},
+                                        bos_token_id=0, eos_token_id=0, **common),
+                         t.FalconForCausalLM, "h"),
+        # The older multi-head layout ([head][q | k | v]) in series (post_attention_layernorm),
+        # with biases: Falcon-RW's blocks with RoPE.
+        "hf-falcon-serial": (t.FalconConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
+                                            new_decoder_architecture=False, multi_query=False, parallel_attn=False,
+                                            bias=True, alibi=False, ffn_hidden_size=64, vocab_size=120,
+                                            max_position_embeddings=64,
+                                            rope_parameters={"rope_type": "default", "rope_theta": 100.0},
+                                            bos_token_id=0, eos_token_id=0, **common),
+                             t.FalconForCausalLM, "h"),
     }
 
 

@@ -15,7 +15,7 @@ namespace posgeom::model {
 // The one list of architectures (alphabetical by model_type).
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {
-      bertArchitecture(),     bloomArchitecture(),     cohereArchitecture(),   gemmaArchitecture(),
+      bertArchitecture(),     bloomArchitecture(),     cohereArchitecture(),   falconArchitecture(),    gemmaArchitecture(),
       gemma2Architecture(),   gemma3Architecture(),    gpt2Architecture(),      gptNeoArchitecture(),   gptNeoXArchitecture(),
       gptJArchitecture(),     graniteArchitecture(),   llamaArchitecture(),    mistralArchitecture(),
       mixtralArchitecture(),  modernBertArchitecture(), mptArchitecture(),       mt5Architecture(),       olmoArchitecture(),      olmo2Architecture(),      olmoeArchitecture(),      optArchitecture(),      phiArchitecture(),

@@ -66,6 +66,7 @@ struct ModelConfig {
   bool head_dense_bias = false;
   bool decoder_bias = true;
   bool parallel_residual = false;  // GPT-NeoX, GPT-J: attention and MLP both read the block's input
+  bool parallel_norms = false;     // Falcon-40B: and each through a norm of its own (else one shared)
   bool post_norm = false;          // OPT-350m: LayerNorm after each residual add, not before the block
   int64_t embedding_width = 0;     // OPT-350m: token embeddings narrower than the blocks (0: hidden_size)
   double qkv_clip = 0;             // OLMo's and MPT's clip_qkv: q, k and v clamped to [-clip, clip] (0: none)

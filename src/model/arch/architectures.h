@@ -13,6 +13,7 @@ namespace posgeom::model {
 Architecture bertArchitecture();
 Architecture bloomArchitecture();
 Architecture cohereArchitecture();
+Architecture falconArchitecture();
 Architecture gemmaArchitecture();
 Architecture gemma2Architecture();
 Architecture gemma3Architecture();
