@@ -158,6 +158,16 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
   r.kernel_tv = sampled.samples > 0 ? meanRowTv(sampled.attention, kernel, settings.skip)
                                     : std::numeric_limits<double>::quiet_NaN();
   r.equivariance_tv = translationEquivarianceTv(kernel, settings);
+  if (settings.positions.sink) {
+    // What each row's keys did not take went to the sink.
+    auto sunk = [&](const Eigen::MatrixXd& rows) {
+      const Eigen::Index queries = rows.rows() - settings.skip;
+      return queries > 0 ? 1.0 - rows.bottomRows(queries).sum() / static_cast<double>(queries)
+                         : std::numeric_limits<double>::quiet_NaN();
+    };
+    r.kernel_sink_share = sunk(kernel);
+    if (sampled.samples > 0) r.sink_share = sunk(sampled.attention);
+  }
   r.kernel_query_spread = sampled.kernel_spread;
   r.attention_keys90 = sampled.keys90;
   r.attention_entropy = sampled.entropy;

@@ -104,28 +104,30 @@ Eigen::MatrixXd kernelFromDots(const Eigen::MatrixXd& dots, double scale, const 
     auto logits = row.head(keys.count);
     logits = dots.col(n).segment(keys.first, keys.count);
     finishLogits(logits, n, keys, scale, s);
-    softmaxInPlace(logits);
+    softmaxInPlace(logits, s.positions.sink);
     kernel_t.col(n).segment(keys.first, keys.count) = logits;
   }
   return kernel_t.transpose();
 }
 
-double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits) {
-  const double top = logits.maxCoeff();
+double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits, std::optional<double> sink) {
+  const double top = sink ? std::max(logits.maxCoeff(), *sink) : logits.maxCoeff();
   logits = (logits.array() - top).exp();
-  const double sum = logits.sum();
+  const double sum = logits.sum() + (sink ? std::exp(*sink - top) : 0.0);
   logits /= sum;
   return top + std::log(sum);
 }
 
-SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits) {
+SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits, std::optional<double> sink) {
   const double top = logits.maxCoeff();
   logits.array() -= top;
   const Eigen::ArrayXd e = logits.array().exp();
   const double sum = e.sum(), shifted_dot = (e * logits.array()).sum();
-  logits = e.matrix() / sum;
   const double log_sum = std::log(sum);
-  return {top + log_sum, log_sum - shifted_dot / sum};
+  // The keys' entropy among themselves; the weights and the normaliser with the sink's share.
+  const double denominator = sink ? sum + std::exp(*sink - top) : sum;
+  logits = e.matrix() / denominator;
+  return {top + std::log(denominator), log_sum - shifted_dot / sum};
 }
 
 }  // namespace posgeom::heads::detail

@@ -2,6 +2,7 @@
 // Pieces every heads computation shares: per-head projections with RoPE, and the
 // softmax over one query's key range. Private to src/heads.
 #include <Eigen/Dense>
+#include <optional>
 
 #include "posgeom/heads/positional_kernel.h"
 
@@ -69,14 +70,17 @@ void blockDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, Eige
 Eigen::MatrixXd kernelFromDots(const Eigen::MatrixXd& dots, double scale, const KernelSettings& settings);
 
 // Softmax of `logits` in place; returns log sum exp (the log of the softmax denominator).
-double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits);
+// With a sink (gpt-oss), its logit joins the denominator and its weight is left out: the
+// weights sum to less than one.
+double softmaxInPlace(Eigen::Ref<Eigen::VectorXd> logits, std::optional<double> sink = std::nullopt);
 // The same, and the entropy of the weights it leaves: -sum a log a = log S - sum a d for
 // d = logit - max and S = sum exp(d), with no logarithm per weight.
 struct SoftmaxResult {
   double log_normaliser = 0;
   double entropy = 0;
 };
-SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits);
+// With a sink, the entropy is of the keys' weights renormalised (where attention goes among keys).
+SoftmaxResult softmaxWithEntropy(Eigen::Ref<Eigen::VectorXd> logits, std::optional<double> sink = std::nullopt);
 
 inline double logitScale(const HeadMaps& head, const KernelSettings& settings) {
   const double scale = settings.positions.scale;

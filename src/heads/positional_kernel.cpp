@@ -31,15 +31,17 @@ Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& me
 }
 
 Eigen::VectorXd effectiveTokenCount(const Eigen::MatrixXd& kernel) {
-  // Row sums down the columns: the matrix is stored by column.
+  // Row sums down the columns: the matrix is stored by column. (sum K)^2 / sum K^2: 1 / sum K^2
+  // for a row summing to one, and the same of the row renormalised where a sink took a share.
   const Eigen::VectorXd squares = kernel.cwiseAbs2().rowwise().sum();
-  return squares.unaryExpr([](double sq) { return sq > 0 ? 1.0 / sq : 0.0; });
+  const Eigen::VectorXd sums = kernel.rowwise().sum();
+  return squares.binaryExpr(sums, [](double sq, double sum) { return sq > 0 ? sum * sum / sq : 0.0; });
 }
 
 int64_t window90(const Eigen::MatrixXd& kernel, Eigen::Index n) {
   for (Eigen::Index w = 0; w < kernel.cols(); ++w) {
     const Eigen::Index lo = std::max<Eigen::Index>(0, n - w), hi = std::min<Eigen::Index>(kernel.cols() - 1, n + w);
-    if (kernel.row(n).segment(lo, hi - lo + 1).sum() >= 0.9 - 1e-12) return w;
+    if (kernel.row(n).segment(lo, hi - lo + 1).sum() >= 0.9 * kernel.row(n).sum() - 1e-12) return w;  // of the keys' mass
   }
   return kernel.cols();
 }

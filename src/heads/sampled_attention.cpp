@@ -236,7 +236,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
         auto logits = row.head(keys.count);
         logits = pp + cp;
         detail::finishLogits(logits, n, keys, scale, s);
-        detail::softmaxInPlace(logits);
+        detail::softmaxInPlace(logits, s.positions.sink);
         kernel_t.col(n).segment(keys.first, keys.count) += logits;
         kernel_sq_t.col(n).segment(keys.first, keys.count) += logits.cwiseAbs2();
 
@@ -250,14 +250,14 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
           out.maps[3].row(n).segment(first, count) = cc.transpose() * scale;
           out.maps[4].row(n).segment(first, count) = logits.transpose();
         }
-        const auto softmax = detail::softmaxWithEntropy(logits);
+        const auto softmax = detail::softmaxWithEntropy(logits, s.positions.sink);
         log_z(c, n) = softmax.log_normaliser;
         if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
         attention_t.col(n).segment(keys.first, keys.count) += logits;
         entropy_sum += softmax.entropy;
         auto weights = scratch.head(keys.count);
         weights = logits;
-        keys90_sum += static_cast<double>(keysHoldingInPlace(weights, 0.9));
+        keys90_sum += static_cast<double>(keysHoldingInPlace(weights, 0.9 * weights.sum()));  // of the keys' mass
       }
     }
   }

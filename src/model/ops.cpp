@@ -54,8 +54,8 @@ namespace {
 // fused kernels lack (bias, window inside the sequence, soft cap).
 bool useFusedAttention(const AttentionShape& shape, int64_t seq, const Numerics& num) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-  return num.rounding == num.dtype && !shape.bias.defined() && (shape.window == 0 || shape.window >= seq) &&
-         shape.logit_cap == 0;
+  return num.rounding == num.dtype && !shape.bias.defined() && !shape.sinks.defined() &&
+         (shape.window == 0 || shape.window >= seq) && shape.logit_cap == 0;
 #else
   (void)shape;
   (void)seq;
@@ -99,8 +99,13 @@ at::Tensor attendBlock(const at::Tensor& q, const at::Tensor& k, const at::Tenso
     const auto future = at::ones({len, len}, opts.dtype(at::kBool)).triu(1);
     scores.narrow(-1, keys - len, len).masked_fill_(future, -std::numeric_limits<float>::infinity());
   }
-  const auto probs = num.round(at::softmax(scores, -1).to(q.scalar_type()));
-  return num.round(at::matmul(probs.view({batch, k.size(1), -1, keys}), v));
+  // A sink (gpt-oss) is one more logit in each row's softmax, dropped after it.
+  const auto probs = shape.sinks.defined()
+                         ? num.round(at::softmax(at::cat({scores, shape.sinks.view({1, heads, 1, 1}).expand({batch, heads, len, 1})}, -1), -1)
+                                         .narrow(-1, 0, keys)
+                                         .to(q.scalar_type()))
+                         : num.round(at::softmax(scores, -1).to(q.scalar_type()));
+  return num.round(at::matmul(probs.reshape({batch, k.size(1), -1, keys}), v));
 }
 
 }  // namespace
@@ -196,13 +201,16 @@ at::Tensor alibiBias(const at::Tensor& slopes, int64_t seq_len, const at::Device
   return positionBias(p, slopes.numel(), seq_len, device);
 }
 
-AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias) {
+AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias,
+                              const at::Device& device) {
   AttentionShape shape;
   shape.causal = causal;
   shape.window = positions.shared.mask.window;
   shape.scale = positions.shared.scale;
   shape.logit_cap = positions.shared.logit_cap;
   shape.bias = bias;
+  if (!positions.sinks.empty())
+    shape.sinks = at::tensor(std::vector<float>(positions.sinks.begin(), positions.sinks.end())).to(device);
   return shape;
 }
 

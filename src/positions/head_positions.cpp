@@ -75,6 +75,7 @@ const AdditiveTerm& BlockPositions::additive(int64_t h) const {
 HeadPositions BlockPositions::head(int64_t h) const {
   HeadPositions p = shared;
   p.additive = additive(h);
+  if (!sinks.empty()) p.sink = sinks.at(static_cast<size_t>(h));
   return p;
 }
 

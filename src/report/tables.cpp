@@ -191,6 +191,8 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
                       {keys::kQkBlockShare, h.qk_basis ? finiteOrNull(h.qk_basis->block_share) : nullptr},
                       {keys::kInductionScore, finiteOrNull(h.induction_score)},
                       {keys::kPreviousTokenScore, finiteOrNull(h.previous_token_score)},
+                      {keys::kSinkShare, finiteOrNull(h.sink_share)},
+                      {keys::kKernelSinkShare, finiteOrNull(h.kernel_sink_share)},
                       {keys::kSamples, h.samples}});
     out[keys::kHeads] = std::move(list);
     if (std::isfinite(head_reports.front().induction_score)) out[keys::kProbe] = probeJson(settings, head_reports);

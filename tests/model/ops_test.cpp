@@ -147,6 +147,29 @@ TEST(Ops, ABidirectionalWindowSeesBothSidesOfTheQuery) {
   EXPECT_FALSE(at::allclose(ops::attention(q, k, v, false, {}, num), expected, 1e-3, 1e-3));  // the window acts
 }
 
+// gpt-oss's sinks: one more logit per head in every row's softmax, its weight dropped, with
+// every query block size and grouped heads.
+TEST(Ops, ASinkIsOneMoreLogitInEachRowsSoftmax) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const int64_t t = 9;
+  const auto q = at::randn({2, 4, t, 8}), k = at::randn({2, 2, t, 8}), v = at::randn({2, 2, t, 8});
+  const auto sinks = at::tensor({2.0f, -1.0f, 0.5f, 3.0f});
+  const auto n = at::arange(t).unsqueeze(1), i = at::arange(t).unsqueeze(0);
+  const auto scores = (at::matmul(q, k.repeat_interleave(2, 1).transpose(-1, -2)) / std::sqrt(8.0)).masked_fill(i.gt(n), -INFINITY);
+  const auto with_sink = at::cat({scores, sinks.view({1, 4, 1, 1}).expand({2, 4, t, 1})}, -1);
+  const auto weights = at::softmax(with_sink, -1).narrow(-1, 0, t);
+  const auto expected = at::matmul(weights, v.repeat_interleave(2, 1));
+  ops::AttentionShape shape;
+  shape.sinks = sinks;
+  for (int64_t block : {int64_t{1}, int64_t{4}, int64_t{0}})
+    EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num, block), expected, 1e-5, 1e-6)) << "block " << block;
+  EXPECT_LT(weights.sum(-1).max().item<double>(), 0.99);  // the sinks took weight
+  positions::BlockPositions p;
+  p.sinks = {2.0, -1.0, 0.5, 3.0};
+  EXPECT_TRUE(at::equal(ops::attentionShape(p, true).sinks, sinks));
+  EXPECT_FALSE(ops::attentionShape(positions::BlockPositions{}, true).sinks.defined());
+}
+
 TEST(Ops, NormsAndActivations) {
   const auto num = Numerics::parse("float32", "cpu");
   const auto x = at::tensor({1.0f, 2.0f, 3.0f, 4.0f}).view({1, 4});

@@ -102,6 +102,12 @@ TEST(HandMadeRelativeBias, AgreesUnderABidirectionalWindow) {
   expectKernelsMatchAttention(p);
 }
 
+TEST(HandMadeRelativeBias, AgreesWithSinksInTheSoftmax) {
+  auto p = relativeBias(true);
+  p.sinks = {1.5, -0.5};  // gpt-oss: each head's sink logit takes a share of every row
+  expectKernelsMatchAttention(p);
+}
+
 TEST(HandMadeRelativeBias, TheTableMovesTheAttention) {
   // Not a test that cannot fail: without the table the maps differ.
   at::manual_seed(7);

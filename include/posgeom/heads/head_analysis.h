@@ -87,6 +87,10 @@ struct HeadReport {
   // n - 1 over the queries that see it (previous token). NaN otherwise.
   double induction_score = std::numeric_limits<double>::quiet_NaN();
   double previous_token_score = std::numeric_limits<double>::quiet_NaN();
+  // With a learned sink (gpt-oss): the weight its logit takes from the keys, averaged over the
+  // queries from the skip on, in the sampled sequences' attention and in the kernel. NaN otherwise.
+  double sink_share = std::numeric_limits<double>::quiet_NaN();
+  double kernel_sink_share = std::numeric_limits<double>::quiet_NaN();
   int64_t samples = 0;
   Eigen::VectorXd etc_curve;  // ETC(n) for every position n
   Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)

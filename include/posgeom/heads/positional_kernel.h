@@ -47,9 +47,10 @@ std::vector<double> plainRope(double theta, int64_t rotary_dims);
 // the softmax's range); rows n < skip are zero. `means` [T, d] holds P_i for i = 0..T-1.
 Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& means, const KernelSettings& settings);
 
-// ETC(n) = 1 / sum_i K_n(i)^2 for every query row (0 for rows without keys).
+// ETC(n) = 1 / sum_i K_n(i)^2 for every query row (0 for rows without keys), of the row
+// renormalised over its keys where a sink took a share of it: (sum_i K_n(i))^2 / sum_i K_n(i)^2.
 Eigen::VectorXd effectiveTokenCount(const Eigen::MatrixXd& kernel);
-// The smallest w such that 90% of row n's mass lies within distance w of n.
+// The smallest w such that 90% of row n's mass on keys lies within distance w of n.
 int64_t window90(const Eigen::MatrixXd& kernel, Eigen::Index n);
 
 // Translation equivariance of a kernel: how far the offset profile p_n(δ) = K_n(n − δ)

@@ -175,7 +175,8 @@ class Model {
   }
   // Block `block`'s attention in this call, from its kernelPositions: the call's mask, its bias.
   ops::AttentionShape attentionShape(int64_t block, const BlockContext& context) const {
-    return ops::attentionShape(kernelPositions(block, context.seq_len), context.causal, context.attention_bias);
+    return ops::attentionShape(kernelPositions(block, context.seq_len), context.causal, context.attention_bias,
+                               numerics_.device);
   }
   // The config's kernel positions with ALiBi slopes [H] added (none when undefined).
   positions::BlockPositions alibiKernelPositions(const at::Tensor& slopes, int64_t block, int64_t seq_len) const;

@@ -30,10 +30,12 @@ struct AttentionShape {
   double scale = 0;       // logit scale; 0: 1/sqrt(dh)
   double logit_cap = 0;   // > 0: scaled logits become cap tanh(logit / cap) (Gemma-2)
   at::Tensor bias;        // [H,T,T] or [1,H,T,T] added to the logits (ALiBi); may be undefined
+  at::Tensor sinks;       // [H] float32: each head's sink logit in its softmax (gpt-oss); may be undefined
 };
 // A block's shape from its positions: `causal` as the call asks, the window either way, the
 // additive term as `bias` (positionBias, made once a call).
-AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias = {});
+AttentionShape attentionShape(const positions::BlockPositions& positions, bool causal, const at::Tensor& bias = {},
+                              const at::Device& device = at::kCPU);
 // The block's additive terms as a bias [H,T,T] float32 on `device` (entry n, i: head h's term
 // for n - i); undefined where no head adds one.
 at::Tensor positionBias(const positions::BlockPositions& positions, int64_t heads, int64_t seq_len,

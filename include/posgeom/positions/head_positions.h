@@ -4,6 +4,7 @@
 // RoPE's angles, and an additive term by the distance n - i of query n and key i.
 // Torch-free and Eigen-free: a leaf below both.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace posgeom::positions {
@@ -68,6 +69,9 @@ struct HeadPositions {
   double logit_cap = 0;  // > 0: scaled logits become cap tanh(logit / cap) (Gemma-2), before the additive term
   Rope rope;
   AdditiveTerm additive;
+  // gpt-oss: a learned logit every softmax holds beside the keys' (an attention sink): it
+  // takes weight and gives no value, so the weights on keys sum to less than one. None: no sink.
+  std::optional<double> sink;
 };
 
 // A block's heads: what they share, and where the additive term differs per query head
@@ -75,6 +79,7 @@ struct HeadPositions {
 struct BlockPositions {
   HeadPositions shared;
   std::vector<AdditiveTerm> per_head;  // per query head; empty: every head takes shared.additive
+  std::vector<double> sinks;           // per query head, each one's sink logit; empty: none
   const AdditiveTerm& additive(int64_t h) const;
   HeadPositions head(int64_t h) const;
   bool hasAdditive() const;  // some head adds a term

@@ -97,6 +97,8 @@ inline constexpr const char* kQkDiagonalShare = "qk_diagonal_share";
 inline constexpr const char* kQkBlockShare = "qk_block_share";
 inline constexpr const char* kInductionScore = "induction_score";
 inline constexpr const char* kPreviousTokenScore = "previous_token_score";
+inline constexpr const char* kSinkShare = "sink_share";
+inline constexpr const char* kKernelSinkShare = "kernel_sink_share";
 inline constexpr const char* kSamples = "samples";
 
 // "probe" (--corpus repeated-random), besides kCorpus and kRepeatPeriod.
@@ -134,11 +136,11 @@ inline constexpr std::array<const char*, 12> kLayerTableColumns{
     kIncoherenceMax,  kIncoherenceMean, kContextCosWithinLabel, kContextCosBetweenLabel, kMeanHiddenNorm, kPreviousLayerCosine};
 
 // heads.csv's columns: every key of a "heads" row, in the writer's order.
-inline constexpr std::array<const char*, 25> kHeadsCsvColumns{
+inline constexpr std::array<const char*, 27> kHeadsCsvColumns{
     kBlock,        kHead,          kEtc,           kKeys,          kClass,           kWindow90,      kEtcMeanQuery,
     kDenominatorCv, kContextual,   kQkSharePosPos, kQkSharePosCvec, kQkShareCvecPos, kQkShareCvecCvec, kQkEnergyPos,
     kQkRank,       kAttentionKeys90, kAttentionEntropy, kKernelTv,  kEquivarianceTv,  kKernelQuerySpread, kQkDiagonalShare,
-    kQkBlockShare, kInductionScore, kPreviousTokenScore, kSamples};
+    kQkBlockShare, kInductionScore, kPreviousTokenScore, kSinkShare, kKernelSinkShare, kSamples};
 
 // The columns of batch's table.md that are not a layer's number: the context similarity,
 // and each block's heads by class (table.csv's metrics heads_<class>).
