@@ -313,6 +313,18 @@ def families():
                                             rope_parameters={"rope_type": "default", "rope_theta": 100.0},
                                             bos_token_id=0, eos_token_id=0, **common),
                              t.FalconForCausalLM, "h"),
+        # gpt-oss: sinks (drawn wide below, so that some heads send most of their weight there),
+        # windows of 8 in blocks 0 and 2, YaRN (base 100, pretraining context 16, truncate
+        # false), biases on q, k, v, o, 4 experts with biases, 2 a token, the SwiGLU clamped at
+        # 0.5 so that the clamp acts.
+        "hf-gpt-oss": (t.GptOssConfig(num_hidden_layers=3, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                      head_dim=12, intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
+                                      vocab_size=120, max_position_embeddings=64, sliding_window=8, swiglu_limit=0.5,
+                                      rope_parameters={"rope_type": "yarn", "rope_theta": 100.0, "factor": 4.0,
+                                                       "original_max_position_embeddings": 16, "beta_fast": 32.0,
+                                                       "beta_slow": 1.0, "truncate": False},
+                                      **common),
+                       t.GptOssForCausalLM, "model.layers"),
     }
 
 
@@ -375,7 +387,9 @@ def make(name, config, cls, block_path):
     # parameter random values, so that a bias or norm scale that posgeom dropped would show.
     with torch.no_grad():
         for pname, p in model.named_parameters():
-            if p.dim() == 1:
+            if pname.endswith("sinks"):  # gpt-oss: wide, so that some heads sink most of their weight
+                p.copy_(2.0 * torch.randn_like(p))
+            elif p.dim() == 1:
                 p.copy_((1.0 if pname.endswith("weight") else 0.0) + 0.1 * torch.randn_like(p))
     out_dir = ROOT / name
     out_dir.mkdir(parents=True, exist_ok=True)

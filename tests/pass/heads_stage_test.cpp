@@ -424,11 +424,29 @@ TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
       const Eigen::MatrixXd a = anova::toEigen(attention[h]);  // [query, key]
       for (Eigen::Index i = 0; i < t; ++i)
         EXPECT_NEAR(profile(h, i), a(t - 1, i), 2e-5) << "block " << b << " head " << h << " key " << i;
+      // ETC of the row over its keys: 1 / sum a^2 where it sums to one, renormalised where a
+      // sink took a share.
       for (Eigen::Index n = 0; n < t; ++n)
-        EXPECT_NEAR(etc(h, n), 1.0 / a.row(n).squaredNorm(), 1e-4 * etc(h, n)) << "block " << b << " head " << h;
+        EXPECT_NEAR(etc(h, n), std::pow(a.row(n).sum(), 2) / a.row(n).squaredNorm(), 1e-4 * etc(h, n))
+            << "block " << b << " head " << h;
     }
   }
   EXPECT_EQ(blocks, model::loadModelConfig(dir).num_layers);  // every block compared
+  // With sinks (gpt-oss), what the keys do not take went there: the summary says how much.
+  const auto summary = nlohmann::json::parse(readFile(job.out / "summary.json"));
+  const auto loaded = model::loadModel(dir, model::Numerics::parse("float32", "cpu"));
+  for (const auto& head : summary["heads"]) {
+    const int64_t b = head["block"].get<int64_t>(), h = head["head"].get<int64_t>();
+    const auto attention = model::tensorFromView(*golden.find("constant_attention." + std::to_string(b))).to(at::kDouble)[0][h];
+    const bool sinks = !loaded.model->kernelPositions(b, t).sinks.empty();
+    if (!sinks) {
+      EXPECT_TRUE(head["sink_share"].is_null()) << head.dump();
+      continue;
+    }
+    const double sunk = 1.0 - attention.sum(-1).mean().item<double>();  // every query: the skip is 0
+    EXPECT_NEAR(head["sink_share"].get<double>(), sunk, 2e-5) << head.dump();
+    EXPECT_NEAR(head["kernel_sink_share"].get<double>(), sunk, 2e-5) << head.dump();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
@@ -439,7 +457,7 @@ INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
                                            "hf-phi3", "hf-olmo", "hf-granite", "hf-smollm3", "hf-phi", "hf-stablelm", "hf-starcoder2", "hf-cohere",
                                            "hf-mixtral", "hf-qwen2-moe", "hf-qwen3-moe", "hf-gemma3", "hf-mpt", "hf-olmo2", "hf-olmoe", "hf-phi3-longrope",
                                            "hf-t5", "hf-mt5", "hf-modernbert", "hf-modernbert-biased",
-                                           "hf-falcon", "hf-falcon2", "hf-falcon-7b", "hf-falcon-serial"),
+                                           "hf-falcon", "hf-falcon2", "hf-falcon-7b", "hf-falcon-serial", "hf-gpt-oss"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (auto& c : n)

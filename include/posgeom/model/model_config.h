@@ -36,6 +36,13 @@ struct MixtureOfExperts {
   bool weights_in_compute_dtype = false;
   int64_t shared_expert_size = 0;  // 0: none
   std::vector<bool> dense_blocks;  // true: that block's MLP is dense (Qwen's mlp_only_layers, decoder_sparse_step)
+  // gpt-oss: the top k of the router's logits (with its bias) softmaxed among themselves,
+  // biases on the router and on every expert's maps, and a clamped SwiGLU for the experts:
+  // (clamp(up, -limit, limit) + 1) g sigmoid(alpha g) for g = min(gate, limit) (limit 0: none).
+  bool softmax_after_top_k = false;
+  bool biases = false;
+  double swiglu_alpha = 0;
+  double swiglu_limit = 0;
   bool sparse(int64_t block) const {
     return experts > 0 && !(block >= 0 && block < static_cast<int64_t>(dense_blocks.size()) && dense_blocks[static_cast<size_t>(block)]);
   }

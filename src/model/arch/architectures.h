@@ -20,6 +20,7 @@ Architecture gemma3Architecture();
 Architecture gpt2Architecture();
 Architecture gptNeoArchitecture();
 Architecture gptNeoXArchitecture();
+Architecture gptOssArchitecture();
 Architecture gptJArchitecture();
 Architecture llamaArchitecture();
 Architecture mistralArchitecture();

@@ -150,6 +150,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     }
     s.weight(l + "self_attn.o_proj.weight", {d, q});
     if (m.attention_bias) s.bias(l + "self_attn.o_proj.bias", d);
+    if (style.attention_sinks) s.bias(l + "self_attn.sinks", m.num_heads);
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
     if (style.joint_qk_norm) s.norm(l + "self_attn.q_norm", q, false).norm(l + "self_attn.k_norm", kv, false);
     if (post_attention_norm) norm(l + "post_attention_layernorm", d);
@@ -210,6 +211,11 @@ DecoderModel::DecoderModel(const ModelConfig& config, const Weights& w, const Nu
   norm_ = style_.plain_layer_norms ? at::Tensor() : w.get("norm.weight");
   if (style_.layer_norms) norm_bias_ = w.get("norm.bias");
   lm_head_ = w.has("lm_head.weight") ? w.get("lm_head.weight") : embed_;
+  if (style_.attention_sinks)
+    for (int64_t i = 0; i < config.num_layers; ++i) {
+      const auto sinks = w.get(layer(i) + "self_attn.sinks").to(at::kCPU, at::kDouble).contiguous();
+      sinks_.emplace_back(sinks.data_ptr<double>(), sinks.data_ptr<double>() + sinks.numel());
+    }
   layers_.init(config.num_layers, [this, w](int64_t i) { return loadLayer(w, i); }, w.streamed());
 }
 
@@ -272,7 +278,7 @@ at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at
     const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, {}, {}, 1e-5);
     return num.round(y.to(x.scalar_type()));
   }
-  if (!style_.gemma_norms && !style_.post_norms) return ops::rmsNorm(x, w, config().norm_eps, num);
+  if (!style_.gemma_norms && !style_.post_norms && !style_.float32_norm_scale) return ops::rmsNorm(x, w, config().norm_eps, num);
   const auto xf = x.to(at::kFloat);
   const auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config().norm_eps);
   const auto scale = style_.gemma_norms ? 1 + w.to(at::kFloat) : w.to(at::kFloat);
@@ -302,6 +308,12 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
   }
   const auto v = ops::splitHeads(clip(ops::linear(a, l.v, l.v_bias, num)), c.num_kv_heads);
   return ops::linear(ops::mergeHeads(ops::attention(q, k, v, attentionShape(block, context), num)), l.o, l.o_bias, num);
+}
+
+positions::BlockPositions DecoderModel::kernelPositions(int64_t block, int64_t seq_len) const {
+  auto p = Model::kernelPositions(block, seq_len);
+  if (style_.attention_sinks) p.sinks = sinks_.at(static_cast<size_t>(block));
+  return p;
 }
 
 at::Tensor DecoderModel::embed(const at::Tensor& ids, BlockContext& context) const {

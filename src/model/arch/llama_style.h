@@ -35,6 +35,8 @@ struct LlamaStyle {
   bool layer_norms = false;        // StableLM: LayerNorm with weight and bias (eps norm_eps) for every norm
   bool dense_mlp = false;          // Starcoder2: act(c_fc x) then c_proj, not the gated MLP
   bool weight_only_layer_norms = false;  // Cohere: LayerNorm with a weight and no bias for every norm
+  bool float32_norm_scale = false;  // gpt-oss: RMSNorm's scale applied in float32 and rounded once
+  bool attention_sinks = false;     // gpt-oss: self_attn.sinks, each head's sink logit in its softmax
   // Mixtral, Qwen-MoE: a mixture of experts (ModelConfig::moe) in place of the MLP of every
   // block it makes sparse, its tensors so named; null: dense MLPs.
   const mixture::ExpertNames* experts = nullptr;
@@ -79,6 +81,8 @@ class DecoderModel : public Model {
   at::Tensor block(int64_t index, const at::Tensor& x, const BlockContext& context) const override;
   ForwardOutputs finish(const at::Tensor& x, const ForwardRequest& r) const override;
   QueryKeyMaps queryKeyMaps(int64_t index) const override;
+  // The config's, and with attention_sinks the block's sink logits.
+  positions::BlockPositions kernelPositions(int64_t block, int64_t seq_len) const override;
   // None with sandwich or post norms (the attention's output is normed before it is added) or a
   // q/k/v clamp (values no longer linear in the input).
   std::optional<NeuronCircuit> neuronCircuit(int64_t seq_len) const override;
@@ -103,6 +107,7 @@ class DecoderModel : public Model {
   at::Tensor toResidual(const at::Tensor& out) const;
   LlamaStyle style_;
   at::Tensor embed_, norm_, norm_bias_, lm_head_;
+  std::vector<std::vector<double>> sinks_;  // per block, each head's sink logit (attention_sinks): read once, tiny
   StreamedBlocks<Layer> layers_;  // last: a read-ahead reads the members above
 };
 

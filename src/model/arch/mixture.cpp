@@ -17,6 +17,11 @@ const ExpertNames& qwenNames() {
   return names;
 }
 
+const ExpertNames& gptOssNames() {
+  static const ExpertNames names{"mlp.", "", "", "", "router", true};
+  return names;
+}
+
 void readConfig(const io::JsonConfig& c, ModelConfig& m, const Keys& keys) {
   auto& moe = m.moe;
   moe.experts = keys.experts_alias ? c.positiveInt({keys.experts, keys.experts_alias}, keys.experts_default)
@@ -69,7 +74,15 @@ void addTensors(TensorSpecs& specs, const std::string& layer_prefix, const Model
   const int64_t d = m.hidden_size, f = moe.expert_size;
   const auto prefix = layer_prefix + names.module;
   const double share = static_cast<double>(moe.experts_per_token) / static_cast<double>(moe.experts);
-  specs.weight(prefix + "gate.weight", {moe.experts, d});
+  specs.weight(prefix + names.router + ".weight", {moe.experts, d});
+  if (moe.biases) specs.bias(prefix + names.router + ".bias", moe.experts);
+  if (names.fused) {
+    specs.expert(prefix + "experts.gate_up_proj", {moe.experts, d, 2 * f}, share)
+        .expert(prefix + "experts.gate_up_proj_bias", {moe.experts, 2 * f}, share)
+        .expert(prefix + "experts.down_proj", {moe.experts, f, d}, share)
+        .expert(prefix + "experts.down_proj_bias", {moe.experts, d}, share);
+    return;
+  }
   for (int64_t e = 0; e < moe.experts; ++e) {
     const auto expert = prefix + "experts." + std::to_string(e) + ".";
     specs.expert(expert + names.gate + ".weight", {f, d}, share)
@@ -87,7 +100,21 @@ void addTensors(TensorSpecs& specs, const std::string& layer_prefix, const Model
 Mixture load(const Weights& w, const std::string& layer_prefix, const ModelConfig& m, const ExpertNames& names) {
   const auto prefix = layer_prefix + names.module;
   Mixture mixture;
-  mixture.router = w.get(prefix + "gate.weight");
+  mixture.router = w.get(prefix + names.router + ".weight");
+  if (m.moe.biases) mixture.router_bias = w.get(prefix + names.router + ".bias");
+  if (names.fused) {
+    // [in, out] per expert: its transposes are the [out, in] maps; gate and up interleave.
+    const auto gate_up = w.get(prefix + "experts.gate_up_proj"), gate_up_bias = w.get(prefix + "experts.gate_up_proj_bias");
+    const auto down = w.get(prefix + "experts.down_proj"), down_bias = w.get(prefix + "experts.down_proj_bias");
+    const int64_t two_f = gate_up.size(2);
+    for (int64_t e = 0; e < m.moe.experts; ++e) {
+      const auto rows = gate_up[e].t();
+      mixture.experts.push_back({rows.slice(0, 0, two_f, 2).contiguous(), rows.slice(0, 1, two_f, 2).contiguous(),
+                                 down[e].t().contiguous(), gate_up_bias[e].slice(0, 0, two_f, 2).contiguous(),
+                                 gate_up_bias[e].slice(0, 1, two_f, 2).contiguous(), down_bias[e]});
+    }
+    return mixture;
+  }
   for (int64_t e = 0; e < m.moe.experts; ++e) {
     const auto expert = prefix + "experts." + std::to_string(e) + ".";
     mixture.experts.push_back(
@@ -106,12 +133,28 @@ at::Tensor gatedMlp(const Expert& e, const at::Tensor& x, const std::string& act
   return ops::linear(num.round(gate * ops::linear(x, e.up, {}, num)), e.down, {}, num);
 }
 
+namespace {
+
+// gpt-oss's expert: (clamp(up, -limit, limit) + 1) g sigmoid(alpha g) for g = min(gate, limit),
+// each op's result in the activations' dtype, as transformers computes it.
+at::Tensor clampedSwiglu(const Expert& e, const at::Tensor& x, const MixtureOfExperts& moe, const Numerics& num) {
+  const auto gate = ops::linear(x, e.gate, e.gate_bias, num).clamp_max(moe.swiglu_limit);
+  const auto up = ops::linear(x, e.up, e.up_bias, num).clamp(-moe.swiglu_limit, moe.swiglu_limit);
+  const auto glu = num.round(gate * num.round(at::sigmoid(num.round(gate * moe.swiglu_alpha))));
+  return ops::linear(num.round(num.round(up + 1) * glu), e.down, e.down_bias, num);
+}
+
+}  // namespace
+
 at::Tensor forward(const Mixture& mixture, const at::Tensor& x, const ModelConfig& m, const Numerics& num) {
   const auto& moe = m.moe;
   const auto tokens = x.reshape({-1, x.size(-1)});
-  const auto probabilities = at::softmax(ops::linear(tokens, mixture.router, {}, num).to(at::kFloat), -1);
-  const auto top = probabilities.topk(moe.experts_per_token, -1);
-  auto weights = std::get<0>(top);
+  const auto logits = ops::linear(tokens, mixture.router, mixture.router_bias, num);
+  // The top k of all experts' probabilities (Mixtral, Qwen), or of the logits, softmaxed
+  // among themselves (gpt-oss): the same experts, other weights.
+  const auto top = moe.softmax_after_top_k ? logits.topk(moe.experts_per_token, -1)
+                                           : at::softmax(logits.to(at::kFloat), -1).topk(moe.experts_per_token, -1);
+  auto weights = moe.softmax_after_top_k ? at::softmax(std::get<0>(top).to(at::kFloat), -1) : std::get<0>(top);
   const auto chosen = std::get<1>(top);
   if (moe.normalize_top_k) weights = weights / weights.sum(-1, /*keepdim=*/true);
   if (moe.weights_in_compute_dtype) weights = num.round(weights.to(x.scalar_type()));
@@ -123,7 +166,10 @@ at::Tensor forward(const Mixture& mixture, const at::Tensor& x, const ModelConfi
     // The chosen expert's weight for each of its tokens, times its output in the weights'
     // dtype (float32 for Mixtral, whose product transformers then rounds), added in expert order.
     const auto weight = (weights * picked.to(weights.scalar_type())).sum(-1).index_select(0, rows).unsqueeze(-1);
-    const auto y = gatedMlp(mixture.experts[static_cast<size_t>(e)], tokens.index_select(0, rows), m.activation, num);
+    const auto& expert = mixture.experts[static_cast<size_t>(e)];
+    const auto picked_tokens = tokens.index_select(0, rows);
+    const auto y = moe.swiglu_limit > 0 ? clampedSwiglu(expert, picked_tokens, moe, num)
+                                        : gatedMlp(expert, picked_tokens, m.activation, num);
     out = num.round(out.index_add(0, rows, num.round((y * weight).to(x.scalar_type()))));
   }
   if (mixture.shared_gate.defined()) {

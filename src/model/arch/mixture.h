@@ -21,9 +21,15 @@ namespace posgeom::model::mixture {
 struct ExpertNames {
   std::string module;
   std::string gate, up, down;
+  std::string router = "gate";
+  // gpt-oss: every expert's maps in one tensor a kind, stored [in, out]: experts.gate_up_proj
+  // [E, d, 2f] (gate and up columns interleaved), experts.down_proj [E, f, d], their biases
+  // experts.<name>_bias (not `gate`, `up`, `down`).
+  bool fused = false;
 };
 const ExpertNames& mixtralNames();
 const ExpertNames& qwenNames();
+const ExpertNames& gptOssNames();
 
 // Where a family's config.json keeps the mixture, and transformers' defaults for it.
 struct Keys {
@@ -49,12 +55,14 @@ void addTensors(TensorSpecs& specs, const std::string& layer_prefix, const Model
 
 struct Expert {
   at::Tensor gate, up, down;
+  at::Tensor gate_bias{}, up_bias{}, down_bias{};  // gpt-oss's; undefined elsewhere
 };
 struct Mixture {
   at::Tensor router;  // [experts, d]
   std::vector<Expert> experts;
   Expert shared;           // undefined without a shared expert
   at::Tensor shared_gate;  // [1, d]
+  at::Tensor router_bias{};  // [experts] (gpt-oss), or undefined
 };
 Mixture load(const Weights& w, const std::string& layer_prefix, const ModelConfig& m, const ExpertNames& names);
 
