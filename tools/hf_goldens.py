@@ -325,6 +325,21 @@ def families():
                                                        "beta_slow": 1.0, "truncate": False},
                                       **common),
                        t.GptOssForCausalLM, "model.layers"),
+        # Gemma-3's multimodal checkpoint (Gemma3ForConditionalGeneration): hf-gemma3's language
+        # model under text_config and model.language_model., beside a one-layer vision tower and
+        # its projector (left out); run on text alone.
+        "hf-gemma3-multimodal": (t.Gemma3Config(
+            text_config=dict(num_hidden_layers=3, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                             head_dim=16, intermediate_size=80, vocab_size=120, max_position_embeddings=64,
+                             sliding_window=8, query_pre_attn_scalar=20,
+                             layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                             rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
+                                              "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}},
+                             initializer_range=0.1),
+            vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                               image_size=28, patch_size=14),
+            mm_tokens_per_image=4, image_token_index=119, boi_token_index=117, eoi_token_index=118, **common),
+            t.Gemma3ForConditionalGeneration, "model.language_model.layers"),
     }
 
 
@@ -394,14 +409,15 @@ def make(name, config, cls, block_path):
     out_dir = ROOT / name
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
-    ids = torch.randint(0, config.vocab_size, IDS_SHAPE, generator=torch.Generator().manual_seed(1))
+    vocab_size = config.get_text_config().vocab_size  # a multimodal config keeps it under text_config
+    ids = torch.randint(0, vocab_size, IDS_SHAPE, generator=torch.Generator().manual_seed(1))
     if name == "hf-roberta":
         ids[1, 5] = config.pad_token_id  # a padding token mid-sequence: RoBERTa's positions skip it
     reference = model.to(torch.float64)
     blocks = blocks_of(reference, block_path)
     if getattr(config, "is_encoder_decoder", False):
         reference = reference.get_encoder()  # posgeom reads the encoder of a full checkpoint
-    ids = decisive_ids(reference, ids, config.vocab_size)
+    ids = decisive_ids(reference, ids, vocab_size)
     last_block = {}
     blocks[-1].register_forward_hook(lambda m, i, o: last_block.__setitem__("out", o[0] if isinstance(o, tuple) else o))
     with torch.no_grad():

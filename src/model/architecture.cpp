@@ -16,7 +16,7 @@ namespace posgeom::model {
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {
       bertArchitecture(),     bloomArchitecture(),     cohereArchitecture(),   falconArchitecture(),    gemmaArchitecture(),
-      gemma2Architecture(),   gemma3Architecture(),    gpt2Architecture(),      gptNeoArchitecture(),   gptNeoXArchitecture(),   gptOssArchitecture(),
+      gemma2Architecture(),   gemma3MultimodalArchitecture(), gemma3Architecture(),    gpt2Architecture(),      gptNeoArchitecture(),   gptNeoXArchitecture(),   gptOssArchitecture(),
       gptJArchitecture(),     graniteArchitecture(),   llamaArchitecture(),    mistralArchitecture(),
       mixtralArchitecture(),  modernBertArchitecture(), mptArchitecture(),       mt5Architecture(),       olmoArchitecture(),      olmo2Architecture(),      olmoeArchitecture(),      optArchitecture(),      phiArchitecture(),
       phi3Architecture(),     qwen2Architecture(),     qwen2MoeArchitecture(), qwen3Architecture(),

@@ -832,7 +832,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyFixture{"hf-mt5", "mt5", "relative bias (16 buckets out to distance 12)"},
                       FamilyFixture{"hf-modernbert", "modernbert", "RoPE (base 100 in the blocks with a window, 1000 in the others)"},
                       FamilyFixture{"hf-falcon", "falcon", "RoPE"}, FamilyFixture{"hf-falcon-7b", "falcon", "RoPE"},
-                      FamilyFixture{"hf-gpt-oss", "gpt_oss", "RoPE"}),
+                      FamilyFixture{"hf-gpt-oss", "gpt_oss", "RoPE"},
+                      FamilyFixture{"hf-gemma3-multimodal", "gemma3", "RoPE (base 100 in the blocks with a window, 10000 in the others)"}),
     [](const ::testing::TestParamInfo<FamilyFixture>& param) {
       std::string n = param.param.fixture;
       for (auto& c : n)

@@ -17,6 +17,7 @@ Architecture falconArchitecture();
 Architecture gemmaArchitecture();
 Architecture gemma2Architecture();
 Architecture gemma3Architecture();
+Architecture gemma3MultimodalArchitecture();
 Architecture gpt2Architecture();
 Architecture gptNeoArchitecture();
 Architecture gptNeoXArchitecture();

@@ -59,5 +59,56 @@ TEST(Gemma3, BidirectionalAttentionIsRefusedByName) {
   EXPECT_NE(refusal.find("use_bidirectional_attention = true (EmbeddingGemma) is not supported"), std::string::npos) << refusal;
 }
 
+// The multimodal checkpoint's language model (Gemma3ForConditionalGeneration, a one-layer
+// vision tower beside it): hf-gemma3's shape under text_config and language_model.model.
+INSTANTIATE_TEST_SUITE_P(HfGemma3Multimodal, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-gemma3-multimodal")),
+                         goldenCaseName);
+
+TEST(Gemma3, AMultimodalConfigIsItsTextConfigWithTransformersDefaults) {
+  const auto full = model::loadModelConfig(hfFixtureDir("hf-gemma3-multimodal"));
+  EXPECT_EQ(full.model_type, "gemma3");
+  EXPECT_EQ(full.num_layers, 3);
+  EXPECT_EQ(full.attention_windows, (std::vector<int64_t>{8, 0, 8}));
+  EXPECT_EQ(full.ropeFor(0).theta, 100.0);
+  // The Hub's gemma-3-4b text_config gives only what differs from Gemma3TextConfig's.
+  ScratchDir s;
+  const auto hub = model::loadModelConfig(editedHfFixture(s.path(), "hf-gemma3-multimodal", [](nlohmann::json& j) {
+    j["text_config"] = {{"hidden_size", 2560}, {"intermediate_size", 10240}, {"model_type", "gemma3_text"},
+                        {"num_hidden_layers", 34}, {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                        {"sliding_window", 1024}};
+  }));
+  EXPECT_EQ(hub.vocab_size, 262208);
+  EXPECT_EQ(hub.num_heads, 8);
+  EXPECT_EQ(hub.num_kv_heads, 4);
+  EXPECT_EQ(hub.headDim(), 256);
+  EXPECT_EQ(hub.attentionWindow(0), 1024);
+  EXPECT_EQ(hub.attentionWindow(5), 0);  // every sixth block global
+  EXPECT_EQ(hub.ropeFor(5).factor, 8.0);
+  EXPECT_EQ(hub.ropeFor(5).theta, 1e6);
+  EXPECT_EQ(hub.ropeFor(0).theta, 10000.0);
+  ScratchDir t;
+  const auto refusal = inputErrorOf([&] {
+    model::loadModelConfig(editedHfFixture(t.path(), "hf-gemma3-multimodal", [](nlohmann::json& j) { j.erase("text_config"); }));
+  });
+  EXPECT_NE(refusal.find("text_config must be an object"), std::string::npos) << refusal;
+}
+
+// A random multimodal Gemma-3's config (the language model alone) reads back as it was made.
+TEST(Gemma3, AMultimodalConfigFromSizesRoundTrips) {
+  const auto& arch = model::architectureFor("gemma3", "test");
+  model::ModelShape shape;
+  shape.layers = 6, shape.hidden_size = 64, shape.heads = 4, shape.kv_heads = 2, shape.vocab_size = 50, shape.max_positions = 32;
+  const auto from_sizes = arch.config_for_shape(shape);
+  const auto json = arch.to_config_json(from_sizes);
+  EXPECT_EQ(json["text_config"]["model_type"], "gemma3_text");
+  const auto reread = arch.parse_config(io::JsonConfig(json, "test"));
+  // The same model as the text family reads from text_config alone.
+  const auto text = model::architectureFor("gemma3_text", "test").parse_config(io::JsonConfig(json["text_config"], "test"));
+  EXPECT_EQ(reread.attention_windows, text.attention_windows);
+  EXPECT_EQ(reread.attention_windows, (std::vector<int64_t>{4096, 4096, 4096, 4096, 4096, 0}));
+  EXPECT_EQ(reread.num_kv_heads, 2);
+  EXPECT_EQ(reread.vocab_size, 50);
+}
+
 }  // namespace
 }  // namespace posgeom::testing
