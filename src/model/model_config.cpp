@@ -22,6 +22,8 @@ std::string describePositions(const ModelConfig& c) {
   int64_t count = 0;
   for (int64_t b = 0; b < c.num_layers; ++b)
     if (c.positions == PositionScheme::kRope && !c.rotates(b)) unrotated += (count++ ? ", " : "") + std::to_string(b);
+  // A scaled RoPE names its scaling (yarn, longrope, llama3, linear, dynamic).
+  auto scaling = [](const RopeConfig& rope) { return rope.type == "default" ? std::string() : " with " + rope.type + " scaling"; };
   if (c.positions == PositionScheme::kRope && c.local_rope) {
     auto base = [](double theta) {  // 1000000, not 1e+06
       std::ostringstream out;
@@ -31,7 +33,10 @@ std::string describePositions(const ModelConfig& c) {
         out << theta;
       return out.str();
     };
-    s += " (base " + base(c.local_rope->theta) + " in the blocks with a window, " + base(c.rope.theta) + " in the others)";
+    s += " (base " + base(c.local_rope->theta) + scaling(*c.local_rope) + " in the blocks with a window, " + base(c.rope.theta) +
+         scaling(c.rope) + " in the others)";
+  } else if (c.positions == PositionScheme::kRope) {
+    s += scaling(c.rope);
   }
   if (c.positions == PositionScheme::kRelativeBias)
     s += " (" + std::to_string(c.relative_buckets) + " buckets out to distance " + std::to_string(c.relative_max_distance) + ")";

@@ -66,6 +66,17 @@ std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads) {
       "TV");
 }
 
+std::string sinkShareFigure(const std::vector<heads::HeadReport>& heads) {
+  if (heads.empty() || !std::isfinite(heads.front().sink_share)) return "";
+  return headGridFigure(
+      heads, [](const heads::HeadReport& h) { return h.sink_share; }, "fig-sink-share",
+      "Weight sent to the learned sink (sink_share)",
+      "Each head's learned sink logit sits in every softmax beside the keys and takes weight without giving a "
+      "value: the cell is the mean weight the sampled sequences' attention sends there. Bright heads spend most of "
+      "their attention on the sink (they are mostly off); ETC and the windows describe the rest, renormalised.",
+      "share");
+}
+
 std::string probeFigures(const std::vector<heads::HeadReport>& heads) {
   if (heads.empty() || !std::isfinite(heads.front().induction_score)) return "";
   const auto named = [&heads](double heads::HeadReport::*score) {

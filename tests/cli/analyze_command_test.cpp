@@ -816,24 +816,28 @@ TEST_P(NewFamilyEndToEnd, InspectNamesTheSchemeAndAnalyzeHeadsRuns) {
   EXPECT_EQ(summary["heads"].size(), info["layers"].get<size_t>() * info["heads"].get<size_t>());
   for (const auto& head : summary["heads"]) EXPECT_TRUE(head["etc"].is_number()) << head.dump();
   EXPECT_TRUE(std::filesystem::exists(s / "out/report.html"));
+  // A model with learned sinks (gpt-oss) says how much weight goes there, in the report too.
+  const bool sinks = summary["heads"].front()["sink_share"].is_number();
+  EXPECT_EQ(sinks, f.model_type == "gpt_oss");
+  EXPECT_EQ(readFile(s / "out/report.html").find("id=\"fig-sink-share\"") != std::string::npos, sinks);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Issue35, NewFamilyEndToEnd,
     ::testing::Values(FamilyFixture{"hf-mixtral", "mixtral", "RoPE"}, FamilyFixture{"hf-qwen2-moe", "qwen2_moe", "RoPE"},
                       FamilyFixture{"hf-qwen3-moe", "qwen3_moe", "RoPE"}, FamilyFixture{"hf-olmoe", "olmoe", "RoPE"},
-                      FamilyFixture{"hf-gemma3", "gemma3_text", "RoPE (base 100 in the blocks with a window, 10000 in the others)"}, FamilyFixture{"hf-smollm3", "smollm3", "RoPE except block 1 (NoPE)"},
-                      FamilyFixture{"hf-llama-yarn", "llama", "RoPE"}, FamilyFixture{"hf-phi", "phi", "RoPE"},
+                      FamilyFixture{"hf-gemma3", "gemma3_text", "RoPE (base 100 in the blocks with a window, 10000 with linear scaling in the others)"}, FamilyFixture{"hf-smollm3", "smollm3", "RoPE except block 1 (NoPE)"},
+                      FamilyFixture{"hf-llama-yarn", "llama", "RoPE with yarn scaling"}, FamilyFixture{"hf-phi", "phi", "RoPE"},
                       FamilyFixture{"hf-stablelm", "stablelm", "RoPE"}, FamilyFixture{"hf-starcoder2", "starcoder2", "RoPE"},
                       FamilyFixture{"hf-granite", "granite", "RoPE"}, FamilyFixture{"hf-cohere", "cohere", "RoPE"},
                       FamilyFixture{"hf-olmo2", "olmo2", "RoPE"}, FamilyFixture{"hf-mpt", "mpt", "ALiBi"},
-                      FamilyFixture{"hf-phi3-longrope", "phi3", "RoPE"},
+                      FamilyFixture{"hf-phi3-longrope", "phi3", "RoPE with longrope scaling"},
                       FamilyFixture{"hf-t5", "t5", "relative bias (8 buckets out to distance 20)"},
                       FamilyFixture{"hf-mt5", "mt5", "relative bias (16 buckets out to distance 12)"},
                       FamilyFixture{"hf-modernbert", "modernbert", "RoPE (base 100 in the blocks with a window, 1000 in the others)"},
                       FamilyFixture{"hf-falcon", "falcon", "RoPE"}, FamilyFixture{"hf-falcon-7b", "falcon", "RoPE"},
-                      FamilyFixture{"hf-gpt-oss", "gpt_oss", "RoPE"},
-                      FamilyFixture{"hf-gemma3-multimodal", "gemma3", "RoPE (base 100 in the blocks with a window, 10000 in the others)"}),
+                      FamilyFixture{"hf-gpt-oss", "gpt_oss", "RoPE with yarn scaling"},
+                      FamilyFixture{"hf-gemma3-multimodal", "gemma3", "RoPE (base 100 in the blocks with a window, 10000 with linear scaling in the others)"}),
     [](const ::testing::TestParamInfo<FamilyFixture>& param) {
       std::string n = param.param.fixture;
       for (auto& c : n)

@@ -28,6 +28,9 @@ TEST(ModelConfig, NoPeBlocksDoNotRotateAndAreNamed) {
   EXPECT_FALSE(c.rotates(1));
   EXPECT_FALSE(c.rotates(3));
   EXPECT_EQ(model::describePositions(c), "RoPE except blocks 1, 3 (NoPE)");
+  c.rope.type = "yarn";
+  EXPECT_EQ(model::describePositions(c), "RoPE with yarn scaling except blocks 1, 3 (NoPE)");
+  c.rope.type = "default";
   c.positions = model::PositionScheme::kLearned;
   EXPECT_FALSE(c.rotates(0));
   EXPECT_EQ(model::describePositions(c), "learned absolute");

@@ -151,6 +151,7 @@ TEST(Ops, ABidirectionalWindowSeesBothSidesOfTheQuery) {
 // every query block size and grouped heads.
 TEST(Ops, ASinkIsOneMoreLogitInEachRowsSoftmax) {
   const auto num = Numerics::parse("float32", "cpu");
+  at::manual_seed(11);
   const int64_t t = 9;
   const auto q = at::randn({2, 4, t, 8}), k = at::randn({2, 2, t, 8}), v = at::randn({2, 2, t, 8});
   const auto sinks = at::tensor({2.0f, -1.0f, 0.5f, 3.0f});
@@ -163,7 +164,7 @@ TEST(Ops, ASinkIsOneMoreLogitInEachRowsSoftmax) {
   shape.sinks = sinks;
   for (int64_t block : {int64_t{1}, int64_t{4}, int64_t{0}})
     EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num, block), expected, 1e-5, 1e-6)) << "block " << block;
-  EXPECT_LT(weights.sum(-1).max().item<double>(), 0.99);  // the sinks took weight
+  EXPECT_LT(weights.sum(-1).mean().item<double>(), 0.9);  // the sinks took weight
   positions::BlockPositions p;
   p.sinks = {2.0, -1.0, 0.5, 3.0};
   EXPECT_TRUE(at::equal(ops::attentionShape(p, true).sinks, sinks));

@@ -25,7 +25,7 @@ TEST(Gemma3, WindowedBlocksTurnByTheirOwnRope) {
   EXPECT_EQ(config.ropeFor(1).factor, 2.0);
   EXPECT_EQ(config.attention_logit_cap, 0.0);
   EXPECT_EQ(config.final_logit_cap, 0.0);
-  EXPECT_EQ(model::describePositions(config), "RoPE (base 100 in the blocks with a window, 10000 in the others)");
+  EXPECT_EQ(model::describePositions(config), "RoPE (base 100 in the blocks with a window, 10000 with linear scaling in the others)");
 }
 
 // The configs on the Hub before transformers 5: rope_theta and rope_scaling for the global
