@@ -340,6 +340,17 @@ def families():
                                image_size=28, patch_size=14),
             mm_tokens_per_image=4, image_token_index=119, boi_token_index=117, eoi_token_index=118, **common),
             t.Gemma3ForConditionalGeneration, "model.language_model.layers"),
+        # OLMo-3: OLMo-2's blocks with windows of 8 in three blocks of four and RoPE per layer
+        # type: YaRN (base 100, pretraining context 16) in the global block, base 1000 in the
+        # windowed ones.
+        "hf-olmo3": (t.Olmo3Config(num_hidden_layers=4, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=80, vocab_size=120, max_position_embeddings=64, sliding_window=8,
+                                   rope_parameters={"full_attention": {"rope_type": "yarn", "rope_theta": 100.0,
+                                                                       "factor": 4.0,
+                                                                       "original_max_position_embeddings": 16},
+                                                    "sliding_attention": {"rope_type": "default", "rope_theta": 1000.0}},
+                                   tie_word_embeddings=False, pad_token_id=1, eos_token_id=0, **common),
+                     t.Olmo3ForCausalLM, "model.layers"),
     }
 
 

@@ -18,7 +18,7 @@ const std::vector<Architecture>& architectures() {
       bertArchitecture(),     bloomArchitecture(),     cohereArchitecture(),   falconArchitecture(),    gemmaArchitecture(),
       gemma2Architecture(),   gemma3MultimodalArchitecture(), gemma3Architecture(),    gpt2Architecture(),      gptNeoArchitecture(),   gptNeoXArchitecture(),   gptOssArchitecture(),
       gptJArchitecture(),     graniteArchitecture(),   llamaArchitecture(),    mistralArchitecture(),
-      mixtralArchitecture(),  modernBertArchitecture(), mptArchitecture(),       mt5Architecture(),       olmoArchitecture(),      olmo2Architecture(),      olmoeArchitecture(),      optArchitecture(),      phiArchitecture(),
+      mixtralArchitecture(),  modernBertArchitecture(), mptArchitecture(),       mt5Architecture(),       olmoArchitecture(),      olmo2Architecture(),      olmo3Architecture(),      olmoeArchitecture(),      optArchitecture(),      phiArchitecture(),
       phi3Architecture(),     qwen2Architecture(),     qwen2MoeArchitecture(), qwen3Architecture(),
       qwen3MoeArchitecture(), robertaArchitecture(),   smollm3Architecture(),  stablelmArchitecture(),
       starcoder2Architecture(), t5Architecture()};

@@ -31,6 +31,7 @@ Architecture mptArchitecture();
 Architecture graniteArchitecture();
 Architecture olmoArchitecture();
 Architecture olmo2Architecture();
+Architecture olmo3Architecture();
 Architecture olmoeArchitecture();
 Architecture optArchitecture();
 Architecture phiArchitecture();
