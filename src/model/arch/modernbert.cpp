@@ -8,6 +8,7 @@
 // (rope_parameters per layer type in transformers 5, else global_rope_theta 160,000 and
 // local_rope_theta 10,000). The MLM head (head.dense, activation, head.norm, decoder tied to
 // the embedding unless tie_word_embeddings is false, decoder bias) is optional.
+#include "architectures.h"
 #include "head_maps.h"
 #include "posgeom/model/model.h"
 #include "posgeom/model/ops.h"

@@ -6,6 +6,7 @@
 // act(wi x) then wo, or with feed_forward_proj "gated-<act>" act(wi_0 x) * wi_1 x then wo
 // ("gated-gelu" is the tanh GELU, as transformers reads it). Bidirectional; no learned
 // position limit; a final RMSNorm and no LM head (T5's head is the decoder's).
+#include "architectures.h"
 #include "head_maps.h"
 #include "mixture.h"
 #include "posgeom/model/model.h"
