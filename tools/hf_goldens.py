@@ -351,6 +351,13 @@ def families():
                                                     "sliding_attention": {"rope_type": "default", "rope_theta": 1000.0}},
                                    tie_word_embeddings=False, pad_token_id=1, eos_token_id=0, **common),
                      t.Olmo3ForCausalLM, "model.layers"),
+        # Cohere2: Cohere's blocks with windows of 8 in three blocks of four and RoPE (base 100)
+        # there only; blocks 3 and 7 global and NoPE; logits times 0.25.
+        "hf-cohere2": (t.Cohere2Config(num_hidden_layers=8, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,
+                                       intermediate_size=80, vocab_size=120, max_position_embeddings=64, sliding_window=8,
+                                       logit_scale=0.25, rope_parameters={"rope_type": "default", "rope_theta": 100.0},
+                                       pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                       t.Cohere2ForCausalLM, "model.layers"),
     }
 
 

@@ -13,6 +13,7 @@ namespace posgeom::model {
 Architecture bertArchitecture();
 Architecture bloomArchitecture();
 Architecture cohereArchitecture();
+Architecture cohere2Architecture();
 Architecture falconArchitecture();
 Architecture gemmaArchitecture();
 Architecture gemma2Architecture();
