@@ -141,8 +141,8 @@ class GptStyleModel final : public Model {
   QueryKeyMaps queryKeyMaps(int64_t index) const override {
     const auto held = blocks_.peek(index);
     const auto& b = *held;
-    auto maps = arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), perQueryHead(queryMap(b, 1)),
-                                  perQueryHead(queryBias(b, 1)), config().num_heads, config().headDim());
+    auto maps = arch::perHeadMaps(queryMap(b, 0), queryBias(b, 0), queryMap(b, 1), queryBias(b, 1), config().num_heads,
+                                  config().headDim(), config().num_kv_heads);
     maps.clip = config().qkv_clip;
     return maps;
   }
@@ -234,16 +234,6 @@ class GptStyleModel final : public Model {
     const int64_t d = config().hidden_size;
     if (b.qkv_w.defined()) return b.qkv_b.defined() ? b.qkv_b.narrow(0, j * d, d) : at::Tensor();
     return j == 0 ? b.q_b : j == 1 ? b.k_b : b.v_b;
-  }
-
-  // A key map's (or bias's) rows, each key/value head's repeated for the query heads it
-  // serves (adjacent, as the forward's grouped attention pairs them).
-  at::Tensor perQueryHead(const at::Tensor& rows) const {
-    const auto& c = config();
-    if (!rows.defined() || c.num_kv_heads == c.num_heads) return rows;
-    const int64_t dh = c.headDim(), group = c.num_heads / c.num_kv_heads;
-    auto by_head = rows.reshape({c.num_kv_heads, dh, -1}).repeat_interleave(group, 0);
-    return rows.dim() == 1 ? by_head.reshape({-1}) : by_head.reshape({c.num_heads * dh, rows.size(1)});
   }
 
   at::Tensor layerNorm(const at::Tensor& t, const Norm& n) const {

@@ -3,14 +3,18 @@
 namespace posgeom::model::arch {
 
 QueryKeyMaps perHeadMaps(const at::Tensor& q_w, const at::Tensor& q_b, const at::Tensor& k_w, const at::Tensor& k_b,
-                         int64_t heads, int64_t head_dim) {
-  const int64_t d = q_w.size(1);
-  auto maps = [&](const at::Tensor& w) { return w.to(at::kFloat).reshape({heads, head_dim, d}); };
-  auto bias = [&](const at::Tensor& b) {
-    return b.defined() ? b.to(at::kFloat).reshape({heads, head_dim})
+                         int64_t heads, int64_t head_dim, int64_t key_value_heads) {
+  const int64_t d = q_w.size(1), kv = key_value_heads > 0 ? key_value_heads : heads;
+  // `count` heads' rows, repeated to one a query head (adjacent copies, as grouped attention pairs them).
+  auto per_query_head = [&](const at::Tensor& t, int64_t count) {
+    const auto shaped = t.dim() == 2 ? t.to(at::kFloat).reshape({count, head_dim, d}) : t.to(at::kFloat).reshape({count, head_dim});
+    return count == heads ? shaped : shaped.repeat_interleave(heads / count, 0);
+  };
+  auto bias = [&](const at::Tensor& b, int64_t count) {
+    return b.defined() ? per_query_head(b, count)
                        : at::zeros({heads, head_dim}, at::TensorOptions().dtype(at::kFloat).device(q_w.device()));
   };
-  return {maps(q_w), bias(q_b), maps(k_w), bias(k_b)};
+  return {per_query_head(q_w, heads), bias(q_b, heads), per_query_head(k_w, kv), bias(k_b, kv)};
 }
 
 std::pair<at::Tensor, at::Tensor> perHeadValueOutput(const at::Tensor& v_w, const at::Tensor& o_w, int64_t heads,

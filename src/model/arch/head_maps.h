@@ -10,9 +10,11 @@ struct LayerNormWeights {
 };
 
 // Query and key maps of heads stored as rows [H * dh, d] with biases [H * dh] (undefined:
-// no bias, zeros), each head's block of rows one map (QueryKeyMaps, float32).
+// no bias, zeros), each head's block of rows one map (QueryKeyMaps, float32). With grouped
+// heads (key_value_heads < H), the key rows are [key_value_heads * dh, d], each key map
+// repeated for the query heads it serves.
 QueryKeyMaps perHeadMaps(const at::Tensor& q_w, const at::Tensor& q_b, const at::Tensor& k_w, const at::Tensor& k_b,
-                         int64_t heads, int64_t head_dim);
+                         int64_t heads, int64_t head_dim, int64_t key_value_heads = 0);
 
 // The value and output maps of heads stored as a linear layer's rows: value [H * dh, d],
 // output [d, H * dh] (NeuronCircuit::wv [H, dh, d] and wo [H, d, dh], float32 on the host).

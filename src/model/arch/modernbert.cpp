@@ -20,15 +20,6 @@
 namespace posgeom::model {
 namespace {
 
-// What the model's LayerNorms and maps carry beyond their weights.
-struct ModernBertBiases {
-  bool norm = false, attention = false, mlp = false, head_dense = false, decoder = true;
-};
-
-ModernBertBiases biasesOf(const ModelConfig& m) {
-  return {m.norm_bias, m.attention_bias, m.mlp_bias, m.head_dense_bias, m.decoder_bias};
-}
-
 std::string modernBertLayer(int64_t i) { return "layers." + std::to_string(i) + "."; }
 
 // Which blocks are local: layer_types, else every block but each global_attn_every_n_layers-th.
@@ -92,7 +83,6 @@ ModelConfig readModernBertConfig(const io::JsonConfig& c) {
 
 nlohmann::json modernBertConfigJson(const ModelConfig& m) {
   auto j = sizesJson(m, "ModernBertForMaskedLM", "modernbert");
-  const auto b = biasesOf(m);
   nlohmann::json types = nlohmann::json::array();
   int64_t local = 128;
   for (int64_t i = 0; i < m.num_layers; ++i) {
@@ -104,11 +94,11 @@ nlohmann::json modernBertConfigJson(const ModelConfig& m) {
             {"norm_eps", m.norm_eps},
             {"hidden_activation", m.activation},
             {"classifier_activation", m.activation},
-            {"norm_bias", b.norm},
-            {"attention_bias", b.attention},
-            {"mlp_bias", b.mlp},
-            {"classifier_bias", b.head_dense},
-            {"decoder_bias", b.decoder},
+            {"norm_bias", m.norm_bias},
+            {"attention_bias", m.attention_bias},
+            {"mlp_bias", m.mlp_bias},
+            {"classifier_bias", m.head_dense_bias},
+            {"decoder_bias", m.decoder_bias},
             {"tie_word_embeddings", m.tie_word_embeddings},
             {"local_attention", local},
             {"layer_types", types},
@@ -119,68 +109,66 @@ nlohmann::json modernBertConfigJson(const ModelConfig& m) {
 
 std::vector<TensorSpec> modernBertTensors(const ModelConfig& m) {
   const int64_t d = m.hidden_size, f = m.intermediate_size;
-  const auto b = biasesOf(m);
   TensorSpecs s;
   auto linear = [&](const std::string& name, std::vector<int64_t> shape, bool bias) {
     const int64_t rows = shape[0];
     s.weight(name + ".weight", std::move(shape));
     if (bias) s.bias(name + ".bias", rows);
   };
-  s.table("embeddings.tok_embeddings.weight", {m.vocab_size, d}).norm("embeddings.norm", d, b.norm);
+  s.table("embeddings.tok_embeddings.weight", {m.vocab_size, d}).norm("embeddings.norm", d, m.norm_bias);
   for (int64_t i = 0; i < m.num_layers; ++i) {
     s.inBlock(i);
     const auto l = modernBertLayer(i);
-    if (i > 0) s.norm(l + "attn_norm", d, b.norm);
-    linear(l + "attn.Wqkv", {3 * d, d}, b.attention);
-    linear(l + "attn.Wo", {d, d}, b.attention);
-    s.norm(l + "mlp_norm", d, b.norm);
-    linear(l + "mlp.Wi", {2 * f, d}, b.mlp);
-    linear(l + "mlp.Wo", {d, f}, b.mlp);
+    if (i > 0) s.norm(l + "attn_norm", d, m.norm_bias);
+    linear(l + "attn.Wqkv", {3 * d, d}, m.attention_bias);
+    linear(l + "attn.Wo", {d, d}, m.attention_bias);
+    s.norm(l + "mlp_norm", d, m.norm_bias);
+    linear(l + "mlp.Wi", {2 * f, d}, m.mlp_bias);
+    linear(l + "mlp.Wo", {d, f}, m.mlp_bias);
   }
-  s.outsideBlocks().norm("final_norm", d, b.norm);
+  s.outsideBlocks().norm("final_norm", d, m.norm_bias);
   s.output("head.dense.weight", {d, d});
-  if (b.head_dense) s.output("head.dense.bias", {d});
+  if (m.head_dense_bias) s.output("head.dense.bias", {d});
   s.output("head.norm.weight", {d});
-  if (b.norm) s.output("head.norm.bias", {d});
+  if (m.norm_bias) s.output("head.norm.bias", {d});
   s.head("decoder.weight", {m.vocab_size, d}, m.tie_word_embeddings, true);
-  if (b.decoder) s.output("decoder.bias", {m.vocab_size});
+  if (m.decoder_bias) s.output("decoder.bias", {m.vocab_size});
   return s.take();
 }
 
 class ModernBert final : public Model {
  public:
   ModernBert(const ModelConfig& config, const Weights& w, const Numerics& num) : Model(config, num) {
-    const auto b = biasesOf(config);
     auto optional = [&w](const std::string& name, bool present) { return present ? w.get(name) : at::Tensor(); };
     embed_ = w.get("embeddings.tok_embeddings.weight");
-    embed_norm_ = {w.get("embeddings.norm.weight"), optional("embeddings.norm.bias", b.norm)};
-    final_norm_ = {w.get("final_norm.weight"), optional("final_norm.bias", b.norm)};
+    embed_norm_ = {w.get("embeddings.norm.weight"), optional("embeddings.norm.bias", config.norm_bias)};
+    final_norm_ = {w.get("final_norm.weight"), optional("final_norm.bias", config.norm_bias)};
     const int64_t d = config.hidden_size;
     layers_.init(
         config.num_layers,
-        [w, b, d](int64_t i) {
+        [w, d, norm_bias = config.norm_bias, attention_bias = config.attention_bias, mlp_bias = config.mlp_bias](int64_t i) {
           const auto l = modernBertLayer(i);
           auto g = [&](const std::string& name, bool present = true) { return present ? w.get(l + name) : at::Tensor(); };
           Layer layer;
-          if (i > 0) layer.attention_norm = {g("attn_norm.weight"), g("attn_norm.bias", b.norm)};
-          const auto qkv = g("attn.Wqkv.weight"), qkv_bias = g("attn.Wqkv.bias", b.attention);
+          if (i > 0) layer.attention_norm = {g("attn_norm.weight"), g("attn_norm.bias", norm_bias)};
+          const auto qkv = g("attn.Wqkv.weight"), qkv_bias = g("attn.Wqkv.bias", attention_bias);
           layer.q = qkv.narrow(0, 0, d), layer.k = qkv.narrow(0, d, d), layer.v = qkv.narrow(0, 2 * d, d);
-          if (b.attention) layer.q_b = qkv_bias.narrow(0, 0, d), layer.k_b = qkv_bias.narrow(0, d, d), layer.v_b = qkv_bias.narrow(0, 2 * d, d);
-          layer.o = g("attn.Wo.weight"), layer.o_b = g("attn.Wo.bias", b.attention);
-          layer.mlp_norm = {g("mlp_norm.weight"), g("mlp_norm.bias", b.norm)};
-          layer.wi = g("mlp.Wi.weight"), layer.wi_b = g("mlp.Wi.bias", b.mlp);
-          layer.wo = g("mlp.Wo.weight"), layer.wo_b = g("mlp.Wo.bias", b.mlp);
+          if (attention_bias) layer.q_b = qkv_bias.narrow(0, 0, d), layer.k_b = qkv_bias.narrow(0, d, d), layer.v_b = qkv_bias.narrow(0, 2 * d, d);
+          layer.o = g("attn.Wo.weight"), layer.o_b = g("attn.Wo.bias", attention_bias);
+          layer.mlp_norm = {g("mlp_norm.weight"), g("mlp_norm.bias", norm_bias)};
+          layer.wi = g("mlp.Wi.weight"), layer.wi_b = g("mlp.Wi.bias", mlp_bias);
+          layer.wo = g("mlp.Wo.weight"), layer.wo_b = g("mlp.Wo.bias", mlp_bias);
           return layer;
         },
         w.streamed());
-    has_head_ = w.has("head.dense.weight") && w.has("head.norm.weight") && (!b.head_dense || w.has("head.dense.bias")) &&
-                (!b.norm || w.has("head.norm.bias")) && (!b.decoder || w.has("decoder.bias")) &&
+    has_head_ = w.has("head.dense.weight") && w.has("head.norm.weight") && (!config.head_dense_bias || w.has("head.dense.bias")) &&
+                (!config.norm_bias || w.has("head.norm.bias")) && (!config.decoder_bias || w.has("decoder.bias")) &&
                 (config.tie_word_embeddings || w.has("decoder.weight"));
     if (has_head_) {
-      head_dense_ = w.get("head.dense.weight"), head_dense_b_ = optional("head.dense.bias", b.head_dense);
-      head_norm_ = {w.get("head.norm.weight"), optional("head.norm.bias", b.norm)};
+      head_dense_ = w.get("head.dense.weight"), head_dense_b_ = optional("head.dense.bias", config.head_dense_bias);
+      head_norm_ = {w.get("head.norm.weight"), optional("head.norm.bias", config.norm_bias)};
       decoder_ = config.tie_word_embeddings ? embed_ : w.get("decoder.weight");
-      decoder_b_ = optional("decoder.bias", b.decoder);
+      decoder_b_ = optional("decoder.bias", config.decoder_bias);
     }
   }
 
