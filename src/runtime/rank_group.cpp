@@ -179,6 +179,11 @@ struct RankGroup::Impl {
 
 RankGroup::RankGroup(const Launch& launch, Milliseconds timeout, const DeviceSpec& device)
     : impl_(std::make_unique<Impl>()) {
+  // A peer that is gone closes its sockets, and a write to one (Gloo's writev takes no
+  // MSG_NOSIGNAL) raised SIGPIPE: CI saw a rank die silently with 141 while the ranks all
+  // refused a resume. Ignored, as Python does for torch.distributed, the write fails and the
+  // rank says what happened with its own line and exit code.
+  std::signal(SIGPIPE, SIG_IGN);
   impl_->launch = launch;
   impl_->timeout = timeout;
   impl_->device = device;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -390,6 +391,20 @@ TEST(RankGroup, C10dSaysNothingOfItsOwnOnStderr) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), "");
+}
+
+// A rank whose peer is gone writes to a closed socket: that must be an error it can name,
+// not SIGPIPE ending it silently (exit 141, no line), as CI once saw.
+TEST(RankGroup, AWriteToAClosedPeerIsAnErrorNotASignal) {
+  const auto outcomes = runRankThreads(2, tcp(), 20s, [](RankGroup&) {});
+  for (const auto& o : outcomes) EXPECT_FALSE(o.failed) << o.message;
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);
+  errno = 0;
+  EXPECT_EQ(::write(fds[1], "x", 1), -1);  // without the fix the test process dies here
+  EXPECT_EQ(errno, EPIPE);
+  ::close(fds[1]);
 }
 
 // A shared file system instead of a host and port.
