@@ -358,6 +358,65 @@ def families():
                                        logit_scale=0.25, rope_parameters={"rope_type": "default", "rope_theta": 100.0},
                                        pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                        t.Cohere2ForCausalLM, "model.layers"),
+        # DeepSeek-V3: latent attention with a query latent (24) and a key-value latent (16),
+        # heads of 12 unrotated + 8 rotary dims (interleaved pairs), values of 10; YaRN (base
+        # 100, factor 4 over 16) with mscale 1 and mscale_all_dim 0.8 (so the logit scale and
+        # the cos/sin factor both move), biases on q_a, kv_a and o; block 0 dense, blocks 1
+        # and 2 sigmoid-routed over 8 experts in 4 groups (2 groups a token, 2 experts of
+        # them, the correction bias drawn wide), renormalised, times 2.5, one shared expert.
+        "hf-deepseek-v3": (t.DeepseekV3Config(num_hidden_layers=3, hidden_size=48, num_attention_heads=4,
+                                              num_key_value_heads=4, intermediate_size=80, moe_intermediate_size=24,
+                                              n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2, n_group=4,
+                                              topk_group=2, first_k_dense_replace=1, routed_scaling_factor=2.5,
+                                              kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=8, qk_nope_head_dim=12,
+                                              v_head_dim=10, attention_bias=True, vocab_size=120,
+                                              max_position_embeddings=64,
+                                              rope_parameters={"rope_type": "yarn", "rope_theta": 100.0, "factor": 4.0,
+                                                               "original_max_position_embeddings": 16, "mscale": 1.0,
+                                                               "mscale_all_dim": 0.8, "beta_fast": 32.0, "beta_slow": 1.0},
+                                              **common),
+                           t.DeepseekV3ForCausalLM, "model.layers"),
+        # DeepSeek-V3 without the query latent or interleaving (rope_interleave false: pairs
+        # (j, j + 4)), plain RoPE, one group, not renormalised, every block sparse.
+        "hf-deepseek-v3-plain": (t.DeepseekV3Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=3,
+                                                    num_key_value_heads=3, intermediate_size=80, moe_intermediate_size=24,
+                                                    n_routed_experts=4, n_shared_experts=2, num_experts_per_tok=2,
+                                                    n_group=1, topk_group=1, first_k_dense_replace=0, norm_topk_prob=False,
+                                                    kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8,
+                                                    qk_nope_head_dim=8, v_head_dim=16, rope_interleave=False,
+                                                    vocab_size=120, max_position_embeddings=64,
+                                                    rope_parameters={"rope_type": "default", "rope_theta": 1000.0},
+                                                    **common),
+                                 t.DeepseekV3ForCausalLM, "model.layers"),
+        # DeepSeek-V2-Lite's shape: no query latent, RoPE turned in float32 as complex numbers,
+        # greedy softmax routing over 8 experts (2 a token, not renormalised), two shared
+        # experts, block 0 dense.
+        "hf-deepseek-v2": (t.DeepseekV2Config(num_hidden_layers=3, hidden_size=48, num_attention_heads=4,
+                                              num_key_value_heads=4, intermediate_size=80, moe_intermediate_size=24,
+                                              n_routed_experts=8, n_shared_experts=2, num_experts_per_tok=2,
+                                              first_k_dense_replace=1, topk_method="greedy", kv_lora_rank=16,
+                                              q_lora_rank=None, qk_rope_head_dim=8, qk_nope_head_dim=12, v_head_dim=10,
+                                              vocab_size=120, max_position_embeddings=64,
+                                              rope_parameters={"rope_type": "default", "rope_theta": 100.0},
+                                              **common),
+                           t.DeepseekV2ForCausalLM, "model.layers"),
+        # DeepSeek-V2's full shape: a query latent, group-limited greedy routing (4 groups of
+        # 2, the best 2 groups a token), times 16, YaRN with mscale = mscale_all_dim 0.707.
+        "hf-deepseek-v2-grouped": (t.DeepseekV2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
+                                                      num_key_value_heads=4, intermediate_size=80,
+                                                      moe_intermediate_size=24, n_routed_experts=8, n_shared_experts=1,
+                                                      num_experts_per_tok=2, n_group=4, topk_group=2,
+                                                      first_k_dense_replace=0, topk_method="group_limited_greedy",
+                                                      routed_scaling_factor=16.0, kv_lora_rank=16, q_lora_rank=24,
+                                                      qk_rope_head_dim=8, qk_nope_head_dim=12, v_head_dim=10,
+                                                      vocab_size=120, max_position_embeddings=64,
+                                                      rope_parameters={"rope_type": "yarn", "rope_theta": 100.0,
+                                                                       "factor": 4.0,
+                                                                       "original_max_position_embeddings": 16,
+                                                                       "mscale": 0.707, "mscale_all_dim": 0.707,
+                                                                       "beta_fast": 32.0, "beta_slow": 1.0},
+                                                      **common),
+                                   t.DeepseekV2ForCausalLM, "model.layers"),
     }
 
 
@@ -379,6 +438,28 @@ def blocks_of(model, path):
 ROUTING_MARGIN = 0.05  # of the largest router logit: far beyond bfloat16's rounding of it
 
 
+def routing_choices(router, logits):
+    """The scores a router ranks and how many it takes of each: its logits and top_k, or for
+    DeepSeek's group-limited routers the groups' scores (top_k groups) and then the scores of
+    the experts in the groups chosen (top_k experts)."""
+    groups = getattr(router, "num_group", None) or 1
+    bias = getattr(router, "e_score_correction_bias", None)
+    method = getattr(router, "topk_method", None)
+    if bias is None and method is None:
+        return [(logits, router.top_k)]
+    logits = logits.to(torch.float32)
+    scores = logits.sigmoid() + bias if bias is not None else logits.softmax(-1)
+    if groups == 1 or method == "greedy":
+        return [(scores, router.top_k)]
+    grouped = scores.reshape(scores.shape[:-1] + (groups, -1))
+    group_scores = grouped.topk(2, -1).values.sum(-1) if bias is not None else grouped.max(-1).values
+    chosen = group_scores.topk(router.topk_group, -1).indices
+    mask = torch.zeros_like(group_scores, dtype=torch.bool).scatter(-1, chosen, True)
+    below = float(scores.min()) - 1.0 if bias is not None else 0.0  # transformers' -inf, finite for the gap
+    masked = grouped.masked_fill(~mask[..., None], below).reshape(scores.shape)
+    return [(group_scores, router.topk_group), (masked, router.top_k)]
+
+
 def decisive_ids(model, ids, vocab_size):
     """A mixture's routing is discontinuous: a token whose k-th and (k+1)-th router logits
     (float64) lie closer than ROUTING_MARGIN of the largest may take other experts in any
@@ -395,9 +476,10 @@ def decisive_ids(model, ids, vocab_size):
 
         def hook(module, inputs, output):
             logits = (output[0] if isinstance(output, tuple) else output).reshape(ids.shape + (-1,))
-            ranked = logits.sort(-1, descending=True).values
-            gap = ranked[..., module.top_k - 1] - ranked[..., module.top_k]
-            close.logical_or_(gap < ROUTING_MARGIN * ranked.abs().max(-1).values)
+            for choice, k in routing_choices(module, logits):
+                ranked = choice.sort(-1, descending=True).values
+                gap = ranked[..., k - 1] - ranked[..., k]
+                close.logical_or_(gap < ROUTING_MARGIN * ranked.abs().max(-1).values)
 
         handles = [r.register_forward_hook(hook) for r in routers]
         with torch.no_grad():
@@ -424,6 +506,9 @@ def make(name, config, cls, block_path):
                 p.copy_(2.0 * torch.randn_like(p))
             elif p.dim() == 1:
                 p.copy_((1.0 if pname.endswith("weight") else 0.0) + 0.1 * torch.randn_like(p))
+        for bname, b in model.named_buffers():
+            if bname.endswith("e_score_correction_bias"):  # DeepSeek-V3's: wide enough to change the choice
+                b.copy_(0.5 * torch.randn_like(b))
     out_dir = ROOT / name
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)

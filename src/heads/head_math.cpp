@@ -43,11 +43,13 @@ void normRows(Eigen::Ref<Eigen::MatrixXd> y, const Eigen::VectorXd& weights, dou
 void shapeRows(Eigen::Ref<Eigen::MatrixXd> y, const ProjectionShape& shape) {
   if (shape.clip > 0) y = y.cwiseMax(-shape.clip).cwiseMin(shape.clip);
   if (!shape.row_scale) return normRows(y, shape.norm, shape.eps);
-  y = shape.row_scale->asDiagonal() * y;
+  auto scaled = y.rightCols(y.cols() - shape.unscaled);
+  scaled = shape.row_scale->asDiagonal() * scaled;
   if (shape.norm.size() > 0) y.array().rowwise() *= shape.norm.transpose().array();
 }
 
 Eigen::VectorXd jointInverseRms(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd& b, double eps) {
+  if (w.rows() == 0) return Eigen::VectorXd::Ones(x.rows());
   Eigen::MatrixXd y = x * w.transpose();
   if (b.size() > 0) y.rowwise() += b.transpose();
   const Eigen::VectorXd mean_square = y.rowwise().squaredNorm() / static_cast<double>(y.cols());

@@ -36,10 +36,18 @@ struct ProjectionShape {
   double eps = 1e-6;
   double clip = 0;
   const Eigen::VectorXd* row_scale = nullptr;
+  Eigen::Index unscaled = 0;  // leading coordinates the row scale leaves (JointQkNorm's)
   bool nonlinear() const { return norm.size() > 0 || clip > 0 || row_scale; }
 };
+// A head's query shape and key shape, with `row_scale` where its maps have a joint norm.
+inline ProjectionShape queryShape(const HeadMaps& head, const Eigen::VectorXd* row_scale) {
+  return {head.q_norm, head.norm_eps, head.clip, head.joint ? row_scale : nullptr, head.joint ? head.joint->q_unscaled : 0};
+}
+inline ProjectionShape keyShape(const HeadMaps& head, const Eigen::VectorXd* row_scale) {
+  return {head.k_norm, head.norm_eps, head.clip, head.joint ? row_scale : nullptr, head.joint ? head.joint->k_unscaled : 0};
+}
 // 1 / sqrt(mean square + eps) of each row of x w^T + b [T, rows of w]: the scale a norm over
-// all heads gives row t of every head.
+// all heads gives row t of every head (ones where w has no rows: nothing is normed).
 Eigen::VectorXd jointInverseRms(const Eigen::MatrixXd& x, const Eigen::MatrixXd& w, const Eigen::VectorXd& b, double eps);
 void shapeRows(Eigen::Ref<Eigen::MatrixXd> y, const ProjectionShape& shape);
 

@@ -23,10 +23,9 @@ Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& me
     q_scale = detail::jointInverseRms(means, head.joint->wq, head.joint->bq, head.norm_eps);
     k_scale = detail::jointInverseRms(means, head.joint->wk, head.joint->bk, head.norm_eps);
   }
-  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq,
-                                            {head.q_norm, head.norm_eps, head.clip, head.joint ? &q_scale : nullptr}, rope);  // [T, dh]
-  const Eigen::MatrixXd k = detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr,
-                                            {head.k_norm, head.norm_eps, head.clip, head.joint ? &k_scale : nullptr}, rope);
+  const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, detail::queryShape(head, &q_scale), rope);  // [T, dh]
+  const Eigen::MatrixXd k =
+      detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr, detail::keyShape(head, &k_scale), rope);
   return detail::kernelFromDots(k * q.transpose(), detail::logitScale(head, s), s);
 }
 

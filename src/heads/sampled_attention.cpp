@@ -169,11 +169,10 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   const Eigen::MatrixXd q_pos_raw = q_pos, k_pos_raw = k_pos;
   const Eigen::VectorXd* q_row_scale = p.joint ? &p.joint->q_means : nullptr;
   const Eigen::VectorXd* k_row_scale = p.joint ? &p.joint->k_means : nullptr;
-  const detail::ProjectionShape q_shape{head.q_norm, head.norm_eps, head.clip, q_row_scale},
-      k_shape{head.k_norm, head.norm_eps, head.clip, k_row_scale};
+  const auto q_shape = detail::queryShape(head, q_row_scale), k_shape = detail::keyShape(head, k_row_scale);
   Eigen::VectorXd q_sample_scale, k_sample_scale;  // a sample's rows' own joint scales
-  const detail::ProjectionShape q_sample_shape{head.q_norm, head.norm_eps, head.clip, p.joint ? &q_sample_scale : nullptr},
-      k_sample_shape{head.k_norm, head.norm_eps, head.clip, p.joint ? &k_sample_scale : nullptr};
+  const auto q_sample_shape = detail::queryShape(head, p.joint ? &q_sample_scale : nullptr),
+             k_sample_shape = detail::keyShape(head, p.joint ? &k_sample_scale : nullptr);
   detail::shapeRows(q_pos, q_shape);
   detail::shapeRows(k_pos, k_shape);
   const Eigen::MatrixXd q_pos_shaped = q_pos, k_pos_shaped = k_pos;

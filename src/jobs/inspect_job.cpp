@@ -83,6 +83,11 @@ nlohmann::json inspectModel(const std::string& model, const std::string& revisio
                        {"sparse_blocks", sparse_blocks},
                        {"active_parameters", static_cast<int64_t>(active_parameters)}};
   }
+  if (config.latent.any()) {
+    const auto& a = config.latent;
+    info["latent_attention"] = {{"q_rank", a.q_rank}, {"kv_rank", a.kv_rank}, {"nope_dims", a.nope_dims},
+                                {"rope_dims", a.rope_dims}, {"value_dims", a.value_dims}};
+  }
   return info;
 }
 
@@ -113,6 +118,14 @@ std::string formatInspection(const nlohmann::json& info) {
                        " a token, " + e["expert_size"].dump() + " wide" +
                        (shared > 0 ? " (and a shared expert " + std::to_string(shared) + " wide)" : "") + "; " +
                        e["active_parameters"].dump() + " parameters active a token");
+  }
+  if (info.contains("latent_attention")) {
+    const auto& a = info["latent_attention"];
+    const auto q_rank = a["q_rank"].get<int64_t>();
+    row("latent attention", (q_rank > 0 ? "queries through a latent of " + std::to_string(q_rank) + ", " : std::string()) +
+                                "keys and values through one of " + a["kv_rank"].dump() + "; each head's key " +
+                                a["nope_dims"].dump() + " dims from it and " + a["rope_dims"].dump() +
+                                " rotary ones shared by every head, its value " + a["value_dims"].dump());
   }
   const auto& block = info["largest_block"];
   row("largest block", "block " + block["block"].dump() + ": " + block["parameters"].dump() + " parameters, " +

@@ -38,6 +38,9 @@ std::string describePositions(const ModelConfig& c) {
   } else if (c.positions == PositionScheme::kRope) {
     s += scaling(c.rope);
   }
+  if (c.latent.any())  // DeepSeek's: RoPE turns a part of each head that all heads share for keys
+    s += " on " + std::to_string(c.latent.rope_dims) + " of each head's " + std::to_string(c.headDim()) +
+         " query-key dims (latent attention)";
   if (c.positions == PositionScheme::kRelativeBias)
     s += " (" + std::to_string(c.relative_buckets) + " buckets out to distance " + std::to_string(c.relative_max_distance) + ")";
   return count == 0 ? s : s + " except block" + (count > 1 ? "s " : " ") + unrotated + " (NoPE)";

@@ -120,7 +120,8 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionShape& shape,
                      const Numerics& num, int64_t query_block) {
-  const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), dh = q.size(3), key_heads = k.size(1);
+  // Values may be narrower than queries and keys (DeepSeek's latent attention): dv.
+  const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), dh = q.size(3), key_heads = k.size(1), dv = v.size(3);
   const int64_t groups = heads / key_heads;
   const double scale = shape.scale > 0 ? shape.scale : 1.0 / std::sqrt(static_cast<double>(dh));
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
@@ -137,7 +138,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   // products at long T. Query heads are grouped by the key head they share, so keys are
   // never copied per head.
   const int64_t block = query_block > 0 ? std::min(query_block, seq) : seq;
-  auto out = at::empty({batch, key_heads, groups, seq, dh}, q.options());
+  auto out = at::empty({batch, key_heads, groups, seq, dv}, q.options());
   const auto grouped_q = q.view({batch, key_heads, groups, seq, dh});
   for (int64_t start = 0; start < seq; start += block) {
     const int64_t len = std::min(block, seq - start);
@@ -145,9 +146,9 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     const auto q_block = grouped_q.narrow(3, start, len).reshape({batch, key_heads, groups * len, dh});
     const auto ctx = attendBlock(q_block, k.narrow(2, span.first, span.end - span.first),
                                  v.narrow(2, span.first, span.end - span.first), heads, len, start, span, shape, scale, num);
-    out.narrow(3, start, len).copy_(ctx.view({batch, key_heads, groups, len, dh}));
+    out.narrow(3, start, len).copy_(ctx.view({batch, key_heads, groups, len, dv}));
   }
-  return out.view({batch, heads, seq, dh});
+  return out.view({batch, heads, seq, dv});
 }
 
 RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_frequencies, const Numerics& num,

@@ -45,7 +45,18 @@ namespace {
 
 // OLMo-2's q/k norms over all heads (null for other models): every head's maps stacked, the
 // keys' once per key-value head (the maps repeat them for each query head of its group).
+// DeepSeek's latent norms: the latent maps themselves.
 std::shared_ptr<const heads::JointQkNorm> jointNorm(const model::QueryKeyMaps& maps, const model::ModelConfig& config) {
+  if (maps.k_latent.defined()) {
+    auto joint = std::make_shared<heads::JointQkNorm>();
+    joint->wk = anova::toEigen(maps.k_latent), joint->bk = anova::toEigen(maps.k_latent_bias);
+    joint->k_unscaled = maps.k_unscaled;
+    if (maps.q_latent.defined())
+      joint->wq = anova::toEigen(maps.q_latent), joint->bq = anova::toEigen(maps.q_latent_bias);
+    else
+      joint->q_unscaled = maps.wq.size(1);
+    return joint;
+  }
   if (!maps.joint_norm) return nullptr;
   const int64_t h = config.num_heads, dh = config.headDim(), d = config.hidden_size, kv = config.num_kv_heads;
   auto per_key_head = [&](const at::Tensor& t) { return t.reshape({kv, h / kv, -1}).select(1, 0).reshape({kv * dh, -1}); };
@@ -82,7 +93,7 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     auto positions = model.kernelPositions(block_index, block.means.rows());
     // The run's mask, which a run may set apart from the model's (causal on a bidirectional model).
     positions.shared.mask.causal = causal;
-    const bool normed = maps.q_norm.defined();
+    const bool normed = maps.q_norm.defined() || maps.k_latent.defined();
     const auto joint = jointNorm(maps, config);
     // The key bias only where keys rotate, or where the head's norm or clamp makes it
     // nonlinear in its inputs: elsewhere it cancels in the softmax (HeadMaps).
@@ -90,11 +101,11 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     for (int64_t h = 0; h < config.num_heads; ++h) {
       heads::HeadMaps head{anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h]),
                            key_bias ? Eigen::VectorXd(anova::toEigen(maps.bk[h])) : Eigen::VectorXd()};
-      if (normed) {
+      if (maps.q_norm.defined()) {
         head.q_norm = anova::toEigen(maps.q_norm[h]);
         head.k_norm = anova::toEigen(maps.k_norm[h]);
-        head.norm_eps = maps.norm_eps;
       }
+      head.norm_eps = maps.norm_eps;
       head.clip = maps.clip;
       head.joint = joint;
       block.maps.push_back(std::move(head));

@@ -84,6 +84,26 @@ TEST(HeadMath, NormRowsIsRmsNormWithWeights) {
   }
 }
 
+// A joint scale (DeepSeek's latent norm) leaves the leading coordinates it is told to (a
+// key's shared rotary part); a latent of no rows scales nothing.
+TEST(HeadMath, AJointScaleLeavesTheUnscaledCoordinates) {
+  Eigen::MatrixXd y(2, 4);
+  y << 1, 2, 3, 4, -2, 0, 1, 2;
+  const Eigen::MatrixXd raw = y;
+  const Eigen::VectorXd scale = (Eigen::VectorXd(2) << 0.5, 3).finished(), none;
+  detail::shapeRows(y, {none, 1e-6, 0, &scale, 1});
+  for (Eigen::Index t = 0; t < 2; ++t) {
+    EXPECT_EQ(y(t, 0), raw(t, 0));
+    for (Eigen::Index j = 1; j < 4; ++j) EXPECT_EQ(y(t, j), raw(t, j) * scale[t]);
+  }
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Random(3, 5);
+  EXPECT_EQ(detail::jointInverseRms(x, Eigen::MatrixXd(0, 5), Eigen::VectorXd(), 1e-6), Eigen::VectorXd::Ones(3));
+  const Eigen::MatrixXd w = Eigen::MatrixXd::Random(2, 5);
+  const Eigen::VectorXd b = Eigen::VectorXd::Random(2), got = detail::jointInverseRms(x, w, b, 1e-6);
+  for (Eigen::Index t = 0; t < 3; ++t)
+    EXPECT_NEAR(got[t], 1 / std::sqrt((w * x.row(t).transpose() + b).squaredNorm() / 2 + 1e-6), 1e-12);
+}
+
 // The entropy from the normaliser against -sum a log a of the weights, from near one-hot
 // rows (where a difference form would cancel) to flat ones.
 TEST(HeadMath, SoftmaxEntropyIsMinusSumALogA) {

@@ -52,6 +52,27 @@ TEST(Inspect, AMixtureSaysItsExpertsAndTheParametersATokenMeets) {
   EXPECT_FALSE(jobs::inspectModel(hfFixtureDir("hf-qwen2").string()).contains("experts"));
 }
 
+// DeepSeek's latent attention: its ranks and each head's parts, and the active parameters
+// of blocks 1 and 2 (8 experts, 2 a token; the shared expert always runs).
+TEST(Inspect, LatentAttentionSaysItsRanksAndDims) {
+  const auto info = jobs::inspectModel(hfFixtureDir("hf-deepseek-v3").string());
+  const auto& a = info["latent_attention"];
+  EXPECT_EQ(a["q_rank"], 24);
+  EXPECT_EQ(a["kv_rank"], 16);
+  EXPECT_EQ(a["nope_dims"], 12);
+  EXPECT_EQ(a["rope_dims"], 8);
+  EXPECT_EQ(a["value_dims"], 10);
+  EXPECT_EQ(info["head_dim"], 20);
+  const int64_t idle_experts = 2 * 6 * 3 * 24 * 48;  // 2 sparse blocks, 6 of 8 experts idle, 3 maps of 24 x 48
+  EXPECT_EQ(info["experts"]["active_parameters"].get<int64_t>(), info["parameters"].get<int64_t>() - idle_experts);
+  const auto text = jobs::formatInspection(info);
+  EXPECT_NE(text.find("queries through a latent of 24, keys and values through one of 16; each head's key 12 dims from it "
+                      "and 8 rotary ones shared by every head, its value 10"),
+            std::string::npos)
+      << text;
+  EXPECT_FALSE(jobs::inspectModel(hfFixtureDir("hf-qwen2").string()).contains("latent_attention"));
+}
+
 // A layer count the checkpoint cannot hold is refused before the tensor list is sized
 // from it (it used to allocate for minutes).
 TEST(Inspect, ALayerCountBeyondTheCheckpointIsBadInput) {

@@ -55,6 +55,18 @@ TEST(Flops, AnExpertCountsByTheShareOfTokensRoutedToIt) {
   EXPECT_DOUBLE_EQ(model::forwardFlopsPerToken(c, specs, 1, true), 2.0 * (64 + 2 * 128 + 32) + 4.0 * 8 * 1);
 }
 
+// Latent attention: its maps through the latents, the logits over 20 query-key dims a head
+// and the weighted sum over 10 value dims (hf-deepseek-v3: 4 heads, latents 24 and 16, 8
+// experts of 24 with 2 a token and a shared one, block 0 dense).
+TEST(Flops, LatentAttentionCountsItsLatentsAndItsNarrowerValues) {
+  const auto c = model::loadModelConfig(hfFixtureDir("hf-deepseek-v3"));
+  const double attention_maps = 48 * 24 + 24 * 80 + 48 * 24 + 16 * 88 + 40 * 48;  // q_a, q_b, kv_a, kv_b, o
+  const double dense_mlp = 3 * 48 * 80, router = 8 * 48, active_experts = 3 * (2 + 1) * 24 * 48;
+  const double active = 3 * attention_maps + dense_mlp + 2 * (router + active_experts);
+  EXPECT_DOUBLE_EQ(model::activeProductParameters(specsOf(c)), active);
+  EXPECT_DOUBLE_EQ(model::forwardFlopsPerToken(c, specsOf(c), 16, true), 2.0 * active + 3 * 2.0 * 4 * (20 + 10) * 8.5);
+}
+
 TEST(Flops, GroupedQueryLlamaCountsItsSmallerKeyAndValueMaps) {
   ScratchDir s;
   model::RandomCheckpointSpec spec;

@@ -39,6 +39,19 @@ TEST(Ops, AttentionMatchesTheTextbookFormula) {
   EXPECT_TRUE(at::allclose(ops::attention(q, k, v, true, {}, num), expected, 1e-5, 1e-6));
 }
 
+// Values narrower than queries and keys (DeepSeek's latent attention): the same formula,
+// the output as wide as the values, in blocks of queries too.
+TEST(Ops, ValuesMayBeNarrowerThanQueriesAndKeys) {
+  const auto num = Numerics::parse("float32", "cpu");
+  const auto q = at::randn({2, 3, 6, 5}), k = at::randn({2, 3, 6, 5}), v = at::randn({2, 3, 6, 2});
+  auto scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(5.0);
+  scores = scores.masked_fill(at::ones({6, 6}, at::kBool).triu(1), -INFINITY);
+  const auto expected = at::matmul(at::softmax(scores, -1), v);
+  ops::AttentionShape shape;
+  EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num), expected, 1e-5, 1e-6));
+  EXPECT_TRUE(at::allclose(ops::attention(q, k, v, shape, num, 4), expected, 1e-5, 1e-6));
+}
+
 // Scores of every query against every key in one product: the formula, no blocks.
 at::Tensor textbookAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
                              const at::Tensor& bias) {

@@ -14,9 +14,14 @@ namespace posgeom::heads {
 // block's heads stacked ([H dh, d] and, for keys, as many rows as the model has key maps)
 // with their biases. A row's mean square over all of them, plus the head's norm_eps,
 // divides this head's coordinates before q_norm / k_norm scale them. Shared by the heads.
+// DeepSeek's latent attention has the same form with the latent maps in their place (the
+// RMSNorm of a latent, then a linear map: the head's maps fold in its weights); its keys'
+// first k_unscaled coordinates (the rotary part every head shares, taken from the input
+// unnormed) are not divided, nor are queries made without a latent (no wq: q_unscaled all).
 struct JointQkNorm {
   Eigen::MatrixXd wq, wk;
   Eigen::VectorXd bq, bk;
+  Eigen::Index q_unscaled = 0, k_unscaled = 0;
 };
 
 struct HeadMaps {

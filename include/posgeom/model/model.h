@@ -85,6 +85,12 @@ struct QueryKeyMaps {
   double norm_eps = 1e-6;
   double clip = 0;  // > 0: q and k clamped to [-clip, clip] after the bias, before the norm (OLMo)
   bool joint_norm = false;
+  // DeepSeek's latent attention: each head's q (or k) is s(x) (wq x + bq) with s(x) the inverse
+  // RMS of the latent q_latent x + q_latent_bias (its norm's weights folded into wq, bq), but
+  // for a key's first k_unscaled coordinates (its rotary part) and for a q without a latent
+  // (q_latent undefined). q_norm, k_norm stay undefined.
+  at::Tensor q_latent{}, q_latent_bias{}, k_latent{}, k_latent_bias{};  // [rank, d], [rank]
+  int64_t k_unscaled = 0;
 };
 
 // Block `block`'s path from tokens through its heads' values and outputs to its MLP

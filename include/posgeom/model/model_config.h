@@ -43,9 +43,34 @@ struct MixtureOfExperts {
   bool biases = false;
   double swiglu_alpha = 0;
   double swiglu_limit = 0;
+  // DeepSeek: the router's logits in float32, scored by a sigmoid (V3, whose choice adds each
+  // expert's e_score_correction_bias) or a softmax (V2); with groups > 1 the top_groups best
+  // groups of experts first (a group's score its best expert's (V2), its best two's summed
+  // (V3)), then the top k among theirs; the weights (scores, without the bias) renormalised
+  // where normalize_top_k says, then times routed_scale.
+  bool grouped_routing = false;
+  bool sigmoid_scores = false;
+  int64_t groups = 1;
+  int64_t top_groups = 1;
+  double routed_scale = 1.0;
   bool sparse(int64_t block) const {
     return experts > 0 && !(block >= 0 && block < static_cast<int64_t>(dense_blocks.size()) && dense_blocks[static_cast<size_t>(block)]);
   }
+};
+
+// DeepSeek-V2/V3's multi-head latent attention (kv_rank 0: none). Queries straight from the
+// attention input, or through a q_rank latent RMSNormed; keys and values through one kv_rank
+// latent RMSNormed, each head's key its nope_dims from that latent beside rope_dims turned by
+// RoPE, which every head shares and which come from the input unnormed; values value_dims
+// wide. head_dim is nope_dims + rope_dims, what q . k sums over.
+struct LatentAttention {
+  int64_t q_rank = 0;  // 0: q_proj
+  int64_t kv_rank = 0;
+  int64_t nope_dims = 0;
+  int64_t rope_dims = 0;
+  int64_t value_dims = 0;
+  bool float32_rope = false;  // V2: q and k turned in float32 (as complex products) and rounded once
+  bool any() const { return kv_rank > 0; }
 };
 
 struct ModelConfig {
@@ -99,6 +124,7 @@ struct ModelConfig {
   // SmolLM3's NoPE blocks: q and k not turned there (empty: RoPE in every block of a RoPE model).
   std::vector<bool> unrotated_blocks;
   MixtureOfExperts moe;
+  LatentAttention latent;
   // Gemma-3: the RoPE of the blocks with a sliding window, where it differs from `rope`.
   std::optional<RopeConfig> local_rope;
   // T5's relative attention bias (kRelativeBias): each head's learned bias for the bucket of

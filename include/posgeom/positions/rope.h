@@ -23,6 +23,9 @@ struct RopeConfig {
   double beta_fast = 32.0, beta_slow = 1.0;
   bool truncate = true;
   double attention_factor = 1.0;
+  // DeepSeek's mscale_all_dim (0: none): its latent attention's logits scale by the square of
+  // 0.1 mscale_all_dim ln(factor) + 1 beside whatever attention_factor does to cos and sin.
+  double mscale_all_dim = 0;
   // longrope (Phi-3.5, Phi-4-mini): pair j's frequency divided by short_factor[j] for windows
   // up to original_max_positions, by long_factor[j] for longer ones (cos and sin times
   // attention_factor as YaRN's).

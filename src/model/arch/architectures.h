@@ -14,6 +14,8 @@ Architecture bertArchitecture();
 Architecture bloomArchitecture();
 Architecture cohereArchitecture();
 Architecture cohere2Architecture();
+Architecture deepseekV2Architecture();
+Architecture deepseekV3Architecture();
 Architecture falconArchitecture();
 Architecture gemmaArchitecture();
 Architecture gemma2Architecture();

@@ -116,6 +116,7 @@ nlohmann::json configJson(const ModelConfig& m, const LlamaStyle& style) {
                                 {"beta_fast", m.rope.beta_fast},
                                 {"beta_slow", m.rope.beta_slow},
                                 {"truncate", m.rope.truncate}});
+    if (m.rope.mscale_all_dim > 0) j["rope_scaling"]["mscale_all_dim"] = m.rope.mscale_all_dim;
   }
   if (m.attention_scale > 0) j["query_pre_attn_scalar"] = 1.0 / (m.attention_scale * m.attention_scale);
   if (m.attention_logit_cap > 0) j["attn_logit_softcapping"] = m.attention_logit_cap;

@@ -1,5 +1,7 @@
 #include "mixture.h"
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "posgeom/io/json_file.h"
@@ -19,6 +21,11 @@ const ExpertNames& qwenNames() {
 
 const ExpertNames& gptOssNames() {
   static const ExpertNames names{"mlp.", "", "", "", "router", true};
+  return names;
+}
+
+const ExpertNames& deepseekNames() {
+  static const ExpertNames names{"mlp.", "gate_proj", "up_proj", "down_proj", "gate", false, "shared_experts", false};
   return names;
 }
 
@@ -76,6 +83,7 @@ void addTensors(TensorSpecs& specs, const std::string& layer_prefix, const Model
   const double share = static_cast<double>(moe.experts_per_token) / static_cast<double>(moe.experts);
   specs.weight(prefix + names.router + ".weight", {moe.experts, d});
   if (moe.biases) specs.bias(prefix + names.router + ".bias", moe.experts);
+  if (moe.sigmoid_scores) specs.bias(prefix + names.router + ".e_score_correction_bias", moe.experts);
   if (names.fused) {
     specs.expert(prefix + "experts.gate_up_proj", {moe.experts, d, 2 * f}, share)
         .expert(prefix + "experts.gate_up_proj_bias", {moe.experts, 2 * f}, share)
@@ -91,10 +99,9 @@ void addTensors(TensorSpecs& specs, const std::string& layer_prefix, const Model
   }
   if (moe.shared_expert_size == 0) return;
   const int64_t s = moe.shared_expert_size;
-  specs.weight(prefix + "shared_expert.gate_proj.weight", {s, d})
-      .weight(prefix + "shared_expert.up_proj.weight", {s, d})
-      .weight(prefix + "shared_expert.down_proj.weight", {d, s})
-      .weight(prefix + "shared_expert_gate.weight", {1, d});
+  const auto shared = prefix + names.shared + ".";
+  specs.weight(shared + "gate_proj.weight", {s, d}).weight(shared + "up_proj.weight", {s, d}).weight(shared + "down_proj.weight", {d, s});
+  if (names.shared_gate) specs.weight(prefix + names.shared + "_gate.weight", {1, d});
 }
 
 Mixture load(const Weights& w, const std::string& layer_prefix, const ModelConfig& m, const ExpertNames& names) {
@@ -102,6 +109,7 @@ Mixture load(const Weights& w, const std::string& layer_prefix, const ModelConfi
   Mixture mixture;
   mixture.router = w.get(prefix + names.router + ".weight");
   if (m.moe.biases) mixture.router_bias = w.get(prefix + names.router + ".bias");
+  if (m.moe.sigmoid_scores) mixture.score_correction = w.get(prefix + names.router + ".e_score_correction_bias");
   if (names.fused) {
     // [in, out] per expert: its transposes are the [out, in] maps; gate and up interleave.
     const auto gate_up = w.get(prefix + "experts.gate_up_proj"), gate_up_bias = w.get(prefix + "experts.gate_up_proj_bias");
@@ -121,9 +129,9 @@ Mixture load(const Weights& w, const std::string& layer_prefix, const ModelConfi
         {w.get(expert + names.gate + ".weight"), w.get(expert + names.up + ".weight"), w.get(expert + names.down + ".weight")});
   }
   if (m.moe.shared_expert_size > 0) {
-    mixture.shared = {w.get(prefix + "shared_expert.gate_proj.weight"), w.get(prefix + "shared_expert.up_proj.weight"),
-                      w.get(prefix + "shared_expert.down_proj.weight")};
-    mixture.shared_gate = w.get(prefix + "shared_expert_gate.weight");
+    const auto shared = prefix + names.shared + ".";
+    mixture.shared = {w.get(shared + "gate_proj.weight"), w.get(shared + "up_proj.weight"), w.get(shared + "down_proj.weight")};
+    if (names.shared_gate) mixture.shared_gate = w.get(prefix + names.shared + "_gate.weight");
   }
   return mixture;
 }
@@ -144,19 +152,48 @@ at::Tensor clampedSwiglu(const Expert& e, const at::Tensor& x, const MixtureOfEx
   return ops::linear(num.round(num.round(up + 1) * glu), e.down, e.down_bias, num);
 }
 
-}  // namespace
+// Which experts each token takes [N, k] and their weights.
+struct Routing {
+  at::Tensor weights, chosen;
+};
 
-at::Tensor forward(const Mixture& mixture, const at::Tensor& x, const ModelConfig& m, const Numerics& num) {
-  const auto& moe = m.moe;
-  const auto tokens = x.reshape({-1, x.size(-1)});
+// DeepSeek's (MixtureOfExperts::grouped_routing), in float32 as transformers routes.
+Routing groupedRoute(const Mixture& mixture, const at::Tensor& tokens, const MixtureOfExperts& moe) {
+  const auto logits = at::linear(tokens.to(at::kFloat), mixture.router.to(at::kFloat));
+  const auto scores = moe.sigmoid_scores ? at::sigmoid(logits) : at::softmax(logits, -1);
+  auto choice = mixture.score_correction.defined() ? scores + mixture.score_correction.to(at::kFloat) : scores;
+  if (moe.groups > 1) {
+    const auto grouped = choice.view({-1, moe.groups, moe.experts / moe.groups});
+    const auto group_scores = moe.sigmoid_scores ? std::get<0>(grouped.topk(2, -1)).sum(-1) : std::get<0>(grouped.max(-1));
+    const auto kept = at::zeros_like(group_scores, at::kBool).scatter_(1, std::get<1>(group_scores.topk(moe.top_groups, -1)), true);
+    // Out of the race: below every score (V3's -inf), or V2's zero, below every probability.
+    const double out = moe.sigmoid_scores ? -std::numeric_limits<double>::infinity() : 0.0;
+    choice = grouped.masked_fill(kept.logical_not().unsqueeze(-1), out).view({-1, moe.experts});
+  }
+  const auto chosen = std::get<1>(choice.topk(moe.experts_per_token, -1));
+  auto weights = scores.gather(1, chosen);
+  if (moe.normalize_top_k) weights = weights / (weights.sum(-1, /*keepdim=*/true) + 1e-20);
+  return {weights * moe.routed_scale, chosen};
+}
+
+Routing route(const Mixture& mixture, const at::Tensor& tokens, const MixtureOfExperts& moe, const Numerics& num) {
+  if (moe.grouped_routing) return groupedRoute(mixture, tokens, moe);
   const auto logits = ops::linear(tokens, mixture.router, mixture.router_bias, num);
   // The top k of all experts' probabilities (Mixtral, Qwen), or of the logits, softmaxed
   // among themselves (gpt-oss): the same experts, other weights.
   const auto top = moe.softmax_after_top_k ? logits.topk(moe.experts_per_token, -1)
                                            : at::softmax(logits.to(at::kFloat), -1).topk(moe.experts_per_token, -1);
   auto weights = moe.softmax_after_top_k ? at::softmax(std::get<0>(top).to(at::kFloat), -1) : std::get<0>(top);
-  const auto chosen = std::get<1>(top);
   if (moe.normalize_top_k) weights = weights / weights.sum(-1, /*keepdim=*/true);
+  return {weights, std::get<1>(top)};
+}
+
+}  // namespace
+
+at::Tensor forward(const Mixture& mixture, const at::Tensor& x, const ModelConfig& m, const Numerics& num) {
+  const auto& moe = m.moe;
+  const auto tokens = x.reshape({-1, x.size(-1)});
+  auto [weights, chosen] = route(mixture, tokens, moe, num);
   if (moe.weights_in_compute_dtype) weights = num.round(weights.to(x.scalar_type()));
   auto out = at::zeros_like(tokens);
   for (int64_t e = 0; e < moe.experts; ++e) {
@@ -172,10 +209,10 @@ at::Tensor forward(const Mixture& mixture, const at::Tensor& x, const ModelConfi
                                         : gatedMlp(expert, picked_tokens, m.activation, num);
     out = num.round(out.index_add(0, rows, num.round((y * weight).to(x.scalar_type()))));
   }
-  if (mixture.shared_gate.defined()) {
-    const auto shared = gatedMlp(mixture.shared, tokens, m.activation, num);
-    const auto gate = num.round(at::sigmoid(ops::linear(tokens, mixture.shared_gate, {}, num)));
-    out = num.round(out + num.round(gate * shared));
+  if (mixture.shared.gate.defined()) {
+    auto shared = gatedMlp(mixture.shared, tokens, m.activation, num);
+    if (mixture.shared_gate.defined()) shared = num.round(num.round(at::sigmoid(ops::linear(tokens, mixture.shared_gate, {}, num))) * shared);
+    out = num.round(out + shared);
   }
   return out.reshape(x.sizes());
 }

@@ -26,10 +26,14 @@ struct ExpertNames {
   // [E, d, 2f] (gate and up columns interleaved), experts.down_proj [E, f, d], their biases
   // experts.<name>_bias (not `gate`, `up`, `down`).
   bool fused = false;
+  // The shared expert's module, and whether a sigmoid gate (Qwen's shared_expert_gate) scales it.
+  std::string shared = "shared_expert";
+  bool shared_gate = true;
 };
 const ExpertNames& mixtralNames();
 const ExpertNames& qwenNames();
 const ExpertNames& gptOssNames();
+const ExpertNames& deepseekNames();  // Qwen's, with shared_experts ungated and the router's correction bias
 
 // Where a family's config.json keeps the mixture, and transformers' defaults for it.
 struct Keys {
@@ -63,6 +67,7 @@ struct Mixture {
   Expert shared;           // undefined without a shared expert
   at::Tensor shared_gate;  // [1, d]
   at::Tensor router_bias{};  // [experts] (gpt-oss), or undefined
+  at::Tensor score_correction{};  // [experts] DeepSeek-V3's e_score_correction_bias, or undefined
 };
 Mixture load(const Weights& w, const std::string& layer_prefix, const ModelConfig& m, const ExpertNames& names);
 

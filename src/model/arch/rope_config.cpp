@@ -58,6 +58,7 @@ void readYarn(const io::JsonConfig& c, const nlohmann::json& scaling, const std:
     const double m = positiveOr(c, scaling, "mscale", where, 0), all = positiveOr(c, scaling, "mscale_all_dim", where, 0);
     rope.attention_factor = m > 0 && all > 0 ? mscale(m) / mscale(all) : mscale(1);
   }
+  rope.mscale_all_dim = positiveOr(c, scaling, "mscale_all_dim", where, 0);
   rope.beta_fast = positiveOr(c, scaling, "beta_fast", where, 32);
   rope.beta_slow = positiveOr(c, scaling, "beta_slow", where, 1);
   if (scaling.contains("truncate") && !scaling["truncate"].is_null()) {

@@ -100,6 +100,83 @@ TEST(Mixture, TopTwoAsRoutedWithASharedExpertIsTheDefinition) { expectDefinition
 TEST(Mixture, EveryExpertATokenIsTheDefinition) { expectDefinition(mixtureConfig(kExperts, false, 0)); }
 TEST(Mixture, OneExpertATokenIsTheDefinition) { expectDefinition(mixtureConfig(1, true, 0)); }
 
+// DeepSeek's routing from its definition, token by token in double: sigmoid scores (V3; the
+// choice adds the correction bias) or softmax ones (V2); the best `top_groups` groups by their
+// two best choices summed (V3) or their best (V2); the k best choices among their experts;
+// their scores (renormalised when asked) times routed_scale; plus the shared expert, ungated.
+at::Tensor groupedDefinition(const mixture::Mixture& m, const at::Tensor& tokens, const model::ModelConfig& c) {
+  const auto& moe = c.moe;
+  const int64_t per_group = kExperts / moe.groups;
+  auto out = at::zeros_like(tokens);
+  for (int64_t n = 0; n < tokens.size(0); ++n) {
+    const auto x = tokens[n];
+    const auto logits = m.router.matmul(x);
+    std::vector<double> score(kExperts), choice(kExperts);
+    double z = 0;
+    for (int64_t e = 0; e < kExperts; ++e) z += std::exp(logits[e].item<double>());
+    for (int64_t e = 0; e < kExperts; ++e) {
+      const double l = logits[e].item<double>();
+      score[static_cast<size_t>(e)] = moe.sigmoid_scores ? 1 / (1 + std::exp(-l)) : std::exp(l) / z;
+      choice[static_cast<size_t>(e)] = score[static_cast<size_t>(e)] + (moe.sigmoid_scores ? m.score_correction[e].item<double>() : 0.0);
+    }
+    auto best = [](std::vector<double> v, int64_t k) {  // indices of the k largest
+      std::vector<int64_t> order(v.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return v[static_cast<size_t>(a)] > v[static_cast<size_t>(b)]; });
+      order.resize(static_cast<size_t>(k));
+      return order;
+    };
+    std::vector<double> group_score(static_cast<size_t>(moe.groups));
+    for (int64_t g = 0; g < moe.groups; ++g) {
+      const std::vector<double> members(choice.begin() + g * per_group, choice.begin() + (g + 1) * per_group);
+      double top = 0;
+      for (const int64_t i : best(members, moe.sigmoid_scores ? 2 : 1)) top += members[static_cast<size_t>(i)];
+      group_score[static_cast<size_t>(g)] = top;
+    }
+    const auto groups = best(group_score, moe.top_groups);
+    for (int64_t e = 0; e < kExperts; ++e)
+      if (std::find(groups.begin(), groups.end(), e / per_group) == groups.end()) choice[static_cast<size_t>(e)] = -1e300;
+    const auto chosen = best(choice, moe.experts_per_token);
+    double total = 0;
+    for (const int64_t e : chosen) total += score[static_cast<size_t>(e)];
+    for (const int64_t e : chosen) {
+      const double w = score[static_cast<size_t>(e)] / (moe.normalize_top_k ? total : 1.0) * moe.routed_scale;
+      out[n] += w * model::mixture::gatedMlp(m.experts[static_cast<size_t>(e)], x.unsqueeze(0), "silu",
+                                             model::Numerics::parse("float32", "cpu"))[0];
+    }
+    out[n] += model::mixture::gatedMlp(m.shared, x.unsqueeze(0), "silu", model::Numerics::parse("float32", "cpu"))[0];
+  }
+  return out;
+}
+
+model::ModelConfig groupedConfig(bool sigmoid, int64_t groups, int64_t top_groups, int64_t per_token) {
+  auto c = mixtureConfig(per_token, sigmoid, 3);
+  c.moe.grouped_routing = true;
+  c.moe.sigmoid_scores = sigmoid;
+  c.moe.groups = groups;
+  c.moe.top_groups = top_groups;
+  c.moe.routed_scale = 2.5;
+  return c;
+}
+
+void expectGroupedDefinition(const model::ModelConfig& c) {
+  at::manual_seed(5);
+  auto m = randomMixture(c);
+  m.shared_gate = at::Tensor();  // DeepSeek's shared experts run ungated
+  if (c.moe.sigmoid_scores) m.score_correction = 0.5 * at::randn({kExperts}, at::kDouble);
+  const auto x = at::randn({3, 7, kDim}, at::kDouble);
+  auto f = toFloat(m);
+  f.score_correction = m.score_correction.defined() ? m.score_correction.to(at::kFloat) : at::Tensor();
+  const auto got = mixture::forward(f, x.to(at::kFloat), c, model::Numerics::parse("float32", "cpu"));
+  const auto want = groupedDefinition(m, x.reshape({-1, kDim}), c).reshape(x.sizes());
+  EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), 1e-4 * (1 + want.abs().max().item<double>()));
+}
+
+TEST(Mixture, SigmoidRoutingByGroupsIsTheDefinition) { expectGroupedDefinition(groupedConfig(true, 2, 1, 2)); }
+TEST(Mixture, SigmoidRoutingWithOneGroupIsTheDefinition) { expectGroupedDefinition(groupedConfig(true, 1, 1, 2)); }
+TEST(Mixture, SoftmaxRoutingByGroupsIsTheDefinition) { expectGroupedDefinition(groupedConfig(false, 2, 1, 1)); }
+TEST(Mixture, GreedySoftmaxRoutingIsTheDefinition) { expectGroupedDefinition(groupedConfig(false, 1, 1, 2)); }
+
 // A router that sends every token to expert 2 alone: the output is expert 2's, whatever the
 // others hold (the others never run: made of NaN, they would show).
 TEST(Mixture, ATokenReachesOnlyTheExpertsItsRouterChooses) {
