@@ -198,6 +198,13 @@ def families():
                                      intermediate_size=80, vocab_size=120, max_position_embeddings=64, logit_scale=0.25,
                                      pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                       t.CohereForCausalLM, "model.layers"),
+        # Command-R+'s shape: Cohere with each head's q and k through a LayerNorm of its own
+        # (weights per head, drawn at random below), grouped heads.
+        "hf-cohere-qk-norm": (t.CohereConfig(num_hidden_layers=2, hidden_size=48, num_attention_heads=4,
+                                             num_key_value_heads=2, intermediate_size=80, vocab_size=120,
+                                             max_position_embeddings=64, logit_scale=0.25, use_qk_norm=True,
+                                             pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                              t.CohereForCausalLM, "model.layers"),
         # Gemma-3 (text): three blocks local, global, local (layer_types), the local ones with a
         # window of 8 and their own RoPE base, the global one's RoPE linearly scaled; per-head
         # q/k norms (1 + w), sandwich norms, logits x query_pre_attn_scalar^-1/2, no caps.
@@ -504,7 +511,7 @@ def make(name, config, cls, block_path):
         for pname, p in model.named_parameters():
             if pname.endswith("sinks"):  # gpt-oss: wide, so that some heads sink most of their weight
                 p.copy_(2.0 * torch.randn_like(p))
-            elif p.dim() == 1:
+            elif p.dim() == 1 or pname.endswith(("q_norm.weight", "k_norm.weight")):  # Cohere's per-head norms are 2-D
                 p.copy_((1.0 if pname.endswith("weight") else 0.0) + 0.1 * torch.randn_like(p))
         for bname, b in model.named_buffers():
             if bname.endswith("e_score_correction_bias"):  # DeepSeek-V3's: wide enough to change the choice

@@ -92,6 +92,8 @@ struct ModelConfig {
   bool qkv_bias = false;           // biases on q, k and v only (StableLM's use_qkv_bias)
   bool mlp_bias = false;           // biases on the MLP's maps (Starcoder2's use_bias)
   bool gated_mlp = false;          // T5's "gated-<act>" feed-forward: act(wi_0 x) * wi_1 x
+  bool qk_layer_norm = false;      // Command-R+'s use_qk_norm: each head's q and k through a bias-free LayerNorm
+                                   // with weights per head ([heads, head_dim]), before RoPE
   bool norm_bias = true;           // LayerNorms with a bias (ModernBERT's norm_bias)
   // An encoder's MLM head (ModernBERT): biases on its dense map (classifier_bias) and on
   // its decoder (decoder_bias).

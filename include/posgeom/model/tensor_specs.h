@@ -18,6 +18,8 @@ class TensorSpecs {
     add(prefix + ".weight", {size}, TensorSpec::Init::kOnes);
     return with_bias ? bias(prefix + ".bias", size) : *this;
   }
+  // A norm's weight of any shape (ones): Command-R+'s per-head q/k norms [heads, head_dim].
+  TensorSpecs& scale(const std::string& name, std::vector<int64_t> shape) { return add(name, std::move(shape), TensorSpec::Init::kOnes); }
   // One expert's matrix of a mixture: each token is routed to `active_share` of the experts.
   TensorSpecs& expert(const std::string& name, std::vector<int64_t> shape, double active_share) {
     add(name, std::move(shape), TensorSpec::Init::kNormal);

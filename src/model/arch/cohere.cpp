@@ -1,9 +1,9 @@
 // Cohere (Command-R, Aya): the Llama decoder (llama_style.h) with LayerNorms that have a
 // weight and no bias (layer_norm_eps), attention and the gated MLP in parallel off one input
 // norm, RoPE turning interleaved pairs (2j, 2j + 1), a tied head and the logits times
-// logit_scale (0.0625 unless given); RoPE base 500,000 unless given. Command-R+'s per-head
-// q/k norms (use_qk_norm) are refused by name; --neurons is not available (its MLP reads the
-// block's input).
+// logit_scale (0.0625 unless given); RoPE base 500,000 unless given. With use_qk_norm
+// (Command-R+) each head's q and k go through a bias-free LayerNorm with weights of their own
+// before RoPE. --neurons is not available (its MLP reads the block's input).
 #include "llama_style.h"
 #include "rope_config.h"
 
@@ -15,7 +15,7 @@ Architecture cohereArchitecture() {
   return llama_style::defineFamily(
       {"cohere", "Cohere", {"model."}}, style,
       [](const io::JsonConfig& c, ModelConfig& m) {
-        if (c.boolean({"use_qk_norm"}, false)) c.fail("use_qk_norm = true is not supported for cohere");
+        m.qk_layer_norm = c.boolean({"use_qk_norm"}, false);
         m.norm_eps = normEpsilon(c, {"layer_norm_eps"}, 1e-5);
         m.tie_word_embeddings = c.boolean({"tie_word_embeddings"}, true);
         ropeThetaOr(c, m, 5e5);  // transformers' default
@@ -27,7 +27,7 @@ Architecture cohereArchitecture() {
       {"silu", true, PositionScheme::kRope},
       [](const ModelConfig& m, nlohmann::json& j) {
         j.erase("rms_norm_eps");
-        j.update({{"layer_norm_eps", m.norm_eps}, {"logit_scale", 1.0 / m.logit_divisor}});
+        j.update({{"layer_norm_eps", m.norm_eps}, {"logit_scale", 1.0 / m.logit_divisor}, {"use_qk_norm", m.qk_layer_norm}});
       });
 }
 

@@ -154,6 +154,7 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     if (style.attention_sinks) s.bias(l + "self_attn.sinks", m.num_heads);
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
     if (style.joint_qk_norm) s.norm(l + "self_attn.q_norm", q, false).norm(l + "self_attn.k_norm", kv, false);
+    if (m.qk_layer_norm) s.scale(l + "self_attn.q_norm.weight", {m.num_heads, dh}).scale(l + "self_attn.k_norm.weight", {m.num_kv_heads, dh});
     if (post_attention_norm) norm(l + "post_attention_layernorm", d);
     if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false);
     if (style.sandwich_norms || style.post_norms) s.norm(l + "post_feedforward_layernorm", d, false);
@@ -261,8 +262,9 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   layer_weights.v_bias = when(qkv_bias, "self_attn.v_proj.bias");
   layer_weights.o = g("self_attn.o_proj.weight");
   layer_weights.o_bias = when(c.attention_bias, "self_attn.o_proj.bias");
-  layer_weights.q_norm = when(style_.qk_norm || style_.joint_qk_norm, "self_attn.q_norm.weight");
-  layer_weights.k_norm = when(style_.qk_norm || style_.joint_qk_norm, "self_attn.k_norm.weight");
+  const bool qk_norms = style_.qk_norm || style_.joint_qk_norm || c.qk_layer_norm;
+  layer_weights.q_norm = when(qk_norms, "self_attn.q_norm.weight");
+  layer_weights.k_norm = when(qk_norms, "self_attn.k_norm.weight");
   layer_weights.ln_2 = post_attention_norm ? norm_weight("post_attention_layernorm.weight") : at::Tensor();
   layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
   layer_weights.post_mlp_ln = when(style_.sandwich_norms || style_.post_norms, "post_feedforward_layernorm.weight");
@@ -286,6 +288,15 @@ at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at
   return num.round((normed * scale).to(x.scalar_type()));
 }
 
+// Command-R+'s: x [B, H, T, dh] centred and normed over each head's dims in float32, times
+// that head's weights [H, dh], rounded once (transformers' CohereLayerNorm).
+at::Tensor DecoderModel::headLayerNorm(const at::Tensor& x, const at::Tensor& w) const {
+  const auto xf = x.to(at::kFloat);
+  const auto centred = xf - xf.mean(-1, /*keepdim=*/true);
+  const auto normed = centred * at::rsqrt(centred.pow(2).mean(-1, /*keepdim=*/true) + config().norm_eps);
+  return numerics().round((w.to(at::kFloat).unsqueeze(1) * normed).to(x.scalar_type()));
+}
+
 at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const {
   const auto& c = config();
   const auto& num = numerics();
@@ -301,6 +312,10 @@ at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tens
   if (style_.qk_norm) {  // each head's, as the family's other norms (Gemma-3's 1 + w)
     q = norm(q, l.q_norm);
     k = norm(k, l.k_norm);
+  }
+  if (c.qk_layer_norm) {
+    q = headLayerNorm(q, l.q_norm);
+    k = headLayerNorm(k, l.k_norm);
   }
   if (c.rotates(block)) {
     const auto& tables = rotaryTablesFor(block, context);
@@ -441,6 +456,14 @@ QueryKeyMaps DecoderModel::queryKeyMaps(int64_t index) const {
     maps.k_norm = per_query_head(l.k_norm, kv).contiguous();
     maps.norm_eps = c.norm_eps;
     maps.joint_norm = true;
+  }
+  if (c.qk_layer_norm) {
+    // A LayerNorm is the RMSNorm of the centred vector, and centring each head's q (and k) is
+    // linear: it goes into the maps, and the norm is Qwen3's with the head's own weights.
+    for (auto* t : {&maps.wq, &maps.bq, &maps.wk, &maps.bk}) *t = *t - t->mean(1, /*keepdim=*/true);
+    maps.q_norm = per_query_head(l.q_norm.reshape({-1}), h).contiguous();
+    maps.k_norm = per_query_head(l.k_norm.reshape({-1}), kv).contiguous();
+    maps.norm_eps = c.norm_eps;
   }
   maps.clip = c.qkv_clip;
   return maps;

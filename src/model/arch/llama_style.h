@@ -98,6 +98,7 @@ class DecoderModel : public Model {
   };
   Layer loadLayer(const Weights& w, int64_t index) const;
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = {}) const;
+  at::Tensor headLayerNorm(const at::Tensor& x, const at::Tensor& w) const;
   at::Tensor attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const;
   // The MLP of layer `l` on its normed input `m`: the gated dense MLP, a dense c_fc/c_proj
   // one, or a mixture of experts.

@@ -1,7 +1,6 @@
 #include <nlohmann/json.hpp>
 
 #include "golden.h"
-#include "posgeom/base/error.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/load/loader.h"
 #include "test_support.h"
@@ -29,14 +28,22 @@ TEST(Cohere, InterleavedRopeParallelBlocksAndTheLogitScale) {
   EXPECT_FALSE(model::loadModel(hfFixtureDir("hf-cohere"), model::Numerics::parse("float32", "cpu")).model->neuronCircuit(8).has_value());
 }
 
-TEST(Cohere, PerHeadQkNormsAreRefusedByName) {
-  ScratchDir s;
-  try {
-    model::loadModelConfig(editedHfFixture(s.path(), "hf-cohere", [](nlohmann::json& j) { j["use_qk_norm"] = true; }));
-    ADD_FAILURE() << "use_qk_norm must be refused";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("use_qk_norm"), std::string::npos) << e.what();
-  }
+// Command-R+'s shape: each head's q and k through a LayerNorm of its own (weights per head,
+// drawn at random; grouped key heads), against transformers.
+INSTANTIATE_TEST_SUITE_P(HfCohereQkNorm, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-cohere-qk-norm")), goldenCaseName);
+
+TEST(Cohere, PerHeadQkNormsAreReadFromUseQkNorm) {
+  EXPECT_TRUE(model::loadModelConfig(hfFixtureDir("hf-cohere-qk-norm")).qk_layer_norm);
+  EXPECT_FALSE(model::loadModelConfig(hfFixtureDir("hf-cohere")).qk_layer_norm);
+  // Its maps for the heads: centred (each head's rows sum to zero over its dims), with the
+  // head's own norm weights, the key's of its key-value head.
+  const auto loaded = model::loadModel(hfFixtureDir("hf-cohere-qk-norm"), model::Numerics::parse("float32", "cpu"));
+  const auto maps = loaded.model->queryKeyMaps(1);
+  EXPECT_LT(maps.wq.sum(1).abs().max().item<double>(), 1e-6);
+  EXPECT_LT(maps.bk.sum(1).abs().max().item<double>(), 1e-6);
+  ASSERT_EQ(maps.k_norm.sizes(), (at::IntArrayRef{4, 12}));
+  EXPECT_TRUE(at::equal(maps.k_norm[0], maps.k_norm[1]));
+  EXPECT_FALSE(at::equal(maps.k_norm[1], maps.k_norm[2]));
 }
 
 }  // namespace
