@@ -365,6 +365,26 @@ def families():
                                        logit_scale=0.25, rope_parameters={"rope_type": "default", "rope_theta": 100.0},
                                        pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                        t.Cohere2ForCausalLM, "model.layers"),
+        # DeBERTa-v3's shape: disentangled attention (c2p and p2c) through the block's own maps
+        # (share_att_key), the relative embeddings LayerNormed, distances in 8 log buckets out
+        # to 20 (the 24 test positions reach past both), no absolute positions, no token types.
+        "hf-deberta-v3": (t.DebertaV2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, intermediate_size=80,
+                                            vocab_size=120, max_position_embeddings=64, type_vocab_size=0,
+                                            relative_attention=True, position_buckets=8, max_relative_positions=20,
+                                            pos_att_type=["p2c", "c2p"], share_att_key=True, norm_rel_ebd="layer_norm",
+                                            position_biased_input=False, pad_token_id=0, bos_token_id=1,
+                                            eos_token_id=2, **common),
+                          t.DebertaV2Model, "encoder.layer"),
+        # DeBERTa-v2's older shape: pos_key_proj and pos_query_proj of their own, no buckets (12
+        # distances a side, clamped), learned absolute positions and token type 0 too, embeddings
+        # 32 wide projected to 48, three heads.
+        "hf-deberta-v2": (t.DebertaV2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=3, intermediate_size=80,
+                                            vocab_size=120, max_position_embeddings=64, type_vocab_size=2,
+                                            relative_attention=True, position_buckets=-1, max_relative_positions=12,
+                                            pos_att_type="c2p|p2c", share_att_key=False, norm_rel_ebd="none",
+                                            position_biased_input=True, embedding_size=32, pad_token_id=0,
+                                            bos_token_id=1, eos_token_id=2, **common),
+                          t.DebertaV2Model, "encoder.layer"),
         # DeepSeek-V3: latent attention with a query latent (24) and a key-value latent (16),
         # heads of 12 unrotated + 8 rotary dims (interleaved pairs), values of 10; YaRN (base
         # 100, factor 4 over 16) with mscale 1 and mscale_all_dim 0.8 (so the logit scale and

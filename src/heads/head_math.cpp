@@ -97,6 +97,47 @@ void blockDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, Eige
   out.topRows(seen.count).noalias() = keys.middleRows(seen.first, seen.count) * queries.middleRows(n0, width).transpose();
 }
 
+std::optional<RelativeTerms> RelativeTerms::of(Eigen::Index positions, const KernelSettings& settings) {
+  const auto& v = settings.positions.relative_vectors;
+  if (!v) return std::nullopt;
+  RelativeTerms r;
+  const auto rows = static_cast<Eigen::Index>(2 * v->rows.span), dims = static_cast<Eigen::Index>(v->dims);
+  auto table = [&](const std::vector<double>& values) {
+    return values.empty() ? Eigen::MatrixXd() : Eigen::MatrixXd(Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(values.data(), rows, dims));
+  };
+  r.keys = table(v->keys);
+  r.queries = table(v->queries);
+  r.positions = positions;
+  r.c2p_row.resize(static_cast<std::size_t>(positions * positions));
+  r.p2c_row.resize(r.c2p_row.size());
+  for (Eigen::Index n = 0; n < positions; ++n)
+    for (Eigen::Index i = 0; i < positions; ++i) {
+      r.c2p_row[static_cast<std::size_t>(n * positions + i)] = static_cast<int32_t>(v->rows.c2pRow(n, i));
+      r.p2c_row[static_cast<std::size_t>(n * positions + i)] = static_cast<int32_t>(v->rows.p2cRow(n, i));
+    }
+  return r;
+}
+
+Eigen::MatrixXd RelativeTerms::queryDots(const Eigen::MatrixXd& q) const {
+  return keys.size() ? Eigen::MatrixXd(q * keys.transpose()) : Eigen::MatrixXd();
+}
+
+Eigen::MatrixXd RelativeTerms::keyDots(const Eigen::MatrixXd& k) const {
+  return queries.size() ? Eigen::MatrixXd(k * queries.transpose()) : Eigen::MatrixXd();
+}
+
+void RelativeTerms::add(Eigen::Ref<Eigen::MatrixXd> dots, Eigen::Index n0, Eigen::Index width, const KeyRange& seen,
+                        const Eigen::MatrixXd& query_dots, const Eigen::MatrixXd& key_dots) const {
+  for (Eigen::Index n = n0; n < n0 + width; ++n)
+    for (Eigen::Index i = seen.first; i < seen.first + seen.count; ++i) {
+      const auto at = static_cast<std::size_t>(n * positions + i);
+      double term = 0;
+      if (query_dots.size()) term += query_dots(n, c2p_row[at]);
+      if (key_dots.size()) term += key_dots(i, p2c_row[at]);
+      dots(i - seen.first, n - n0) += term;
+    }
+}
+
 Eigen::MatrixXd kernelFromDots(const Eigen::MatrixXd& dots, double scale, const KernelSettings& s) {
   const Eigen::Index t = dots.cols();
   Eigen::MatrixXd kernel_t = Eigen::MatrixXd::Zero(t, t);  // [key, query]: each query's keys contiguous

@@ -3,6 +3,7 @@
 // softmax over one query's key range. Private to src/heads.
 #include <Eigen/Dense>
 #include <optional>
+#include <vector>
 
 #include "posgeom/heads/positional_kernel.h"
 
@@ -72,6 +73,23 @@ void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyR
 KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index positions, const KernelSettings& settings);
 void blockDots(const Eigen::MatrixXd& keys, const Eigen::MatrixXd& queries, Eigen::Index n0, Eigen::Index width,
                const KeyRange& seen, Eigen::Ref<Eigen::MatrixXd> out);
+
+// DeBERTa's disentangled terms (HeadPositions::relative_vectors) for one head over windows of
+// T: its tables, and each (query, key)'s rows of them.
+struct RelativeTerms {
+  Eigen::MatrixXd keys, queries;  // [2 span, dh]; empty where the term is absent
+  std::vector<int32_t> c2p_row, p2c_row;  // [n * T + i]
+  Eigen::Index positions = 0;
+  static std::optional<RelativeTerms> of(Eigen::Index positions, const KernelSettings& settings);
+  // The queries' dots with the c2p key vectors [T, 2 span], and the keys' with the p2c query
+  // vectors (empty where the term is absent).
+  Eigen::MatrixXd queryDots(const Eigen::MatrixXd& q) const;
+  Eigen::MatrixXd keyDots(const Eigen::MatrixXd& k) const;
+  // dots [key - seen.first, query - n0] += q_n . keys[c2p row] (from query_dots, if not empty)
+  // + k_i . queries[p2c row] (from key_dots, if not empty), for queries n0 .. n0 + width - 1.
+  void add(Eigen::Ref<Eigen::MatrixXd> dots, Eigen::Index n0, Eigen::Index width, const KeyRange& seen,
+           const Eigen::MatrixXd& query_dots, const Eigen::MatrixXd& key_dots) const;
+};
 
 // The kernel [query, key] of raw dot products kept [key, query]: each query's logits over
 // its keys finished and softmaxed, zero elsewhere and for queries before the skip.

@@ -26,7 +26,10 @@ Eigen::MatrixXd positionalKernel(const HeadMaps& head, const Eigen::MatrixXd& me
   const Eigen::MatrixXd q = detail::project(means, head.wq, &head.bq, detail::queryShape(head, &q_scale), rope);  // [T, dh]
   const Eigen::MatrixXd k =
       detail::project(means, head.wk, head.bk.size() > 0 ? &head.bk : nullptr, detail::keyShape(head, &k_scale), rope);
-  return detail::kernelFromDots(k * q.transpose(), detail::logitScale(head, s), s);
+  Eigen::MatrixXd dots = k * q.transpose();  // [key, query]
+  if (const auto relative = detail::RelativeTerms::of(t, s))
+    relative->add(dots, 0, t, {0, t}, relative->queryDots(q), relative->keyDots(k));
+  return detail::kernelFromDots(dots, detail::logitScale(head, s), s);
 }
 
 Eigen::VectorXd effectiveTokenCount(const Eigen::MatrixXd& kernel) {

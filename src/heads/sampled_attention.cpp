@@ -181,6 +181,19 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   detail::rotate(k_pos, rope);
   Eigen::MatrixXd pos_pos(t, t);
   keyQueryDots(k_pos, q_pos, s, pos_pos);
+  // DeBERTa's c2p and p2c: the positional query's and key's parts in pos_pos, a sample's
+  // context query's in cvec_pos and its context key's in pos_cvec, so that the four parts
+  // still sum to the logit.
+  const auto relative = detail::RelativeTerms::of(t, s);
+  const Eigen::MatrixXd no_dots;
+  if (relative) {
+    const Eigen::MatrixXd q_relative = relative->queryDots(q_pos), k_relative = relative->keyDots(k_pos);
+    for (Eigen::Index n0 = s.skip; n0 < t; n0 += kQueryBlock) {
+      const Eigen::Index width = std::min(kQueryBlock, t - n0);
+      const detail::KeyRange seen = detail::blockKeys(n0, width, t, s);
+      relative->add(pos_pos.block(seen.first, n0, seen.count, width), n0, width, seen, q_relative, k_relative);
+    }
+  }
   // The mean-embedding query's kernel (positionalKernel's) from the same products.
   out.mean_kernel = detail::kernelFromDots(pos_pos, scale, s);
   if (out.samples == 0) {
@@ -204,6 +217,7 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   // products, made first and read after, went to memory and back).
   const Eigen::Index block = std::min(kQueryBlock, t);
   Eigen::MatrixXd pos_cvec(t, block), cvec_pos(t, block), cvec_cvec(t, block);
+  Eigen::MatrixXd q_cvec_relative, k_cvec_relative;  // a sample's context parts of c2p and p2c
   for (Eigen::Index c = 0; c < out.samples; ++c) {
     q_cvec = p.q_cvec.middleRows(c * t, t);
     k_cvec = p.k_cvec.middleRows(c * t, t);
@@ -215,12 +229,17 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
     shapedContext(k_cvec, k_pos_raw, k_pos_shaped, k_sample_shape);
     detail::rotate(q_cvec, rope);
     detail::rotate(k_cvec, rope);
+    if (relative) q_cvec_relative = relative->queryDots(q_cvec), k_cvec_relative = relative->keyDots(k_cvec);
     for (Eigen::Index n0 = s.skip; n0 < t; n0 += block) {
       const Eigen::Index width = std::min(block, t - n0);
       const detail::KeyRange seen = detail::blockKeys(n0, width, t, s);
       detail::blockDots(k_cvec, q_pos, n0, width, seen, pos_cvec.leftCols(width));
       detail::blockDots(k_pos, q_cvec, n0, width, seen, cvec_pos.leftCols(width));
       detail::blockDots(k_cvec, q_cvec, n0, width, seen, cvec_cvec.leftCols(width));
+      if (relative) {
+        relative->add(pos_cvec.block(0, 0, seen.count, width), n0, width, seen, no_dots, k_cvec_relative);
+        relative->add(cvec_pos.block(0, 0, seen.count, width), n0, width, seen, q_cvec_relative, no_dots);
+      }
       for (Eigen::Index n = n0; n < n0 + width; ++n) {
         const auto keys = detail::keyRange(n, t, s);
         const Eigen::Index at = keys.first - seen.first;  // the keys' first row in the block's products

@@ -15,7 +15,7 @@ namespace posgeom::model {
 // The one list of architectures (alphabetical by model_type).
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> list = {
-      bertArchitecture(),     bloomArchitecture(),     cohereArchitecture(),   cohere2Architecture(),   deepseekV2Architecture(), deepseekV3Architecture(), falconArchitecture(),    gemmaArchitecture(),
+      bertArchitecture(),     bloomArchitecture(),     cohereArchitecture(),   cohere2Architecture(),   debertaV2Architecture(), deepseekV2Architecture(), deepseekV3Architecture(), falconArchitecture(),    gemmaArchitecture(),
       gemma2Architecture(),   gemma3MultimodalArchitecture(), gemma3Architecture(),    gpt2Architecture(),      gptNeoArchitecture(),   gptNeoXArchitecture(),   gptOssArchitecture(),
       gptJArchitecture(),     graniteArchitecture(),   llamaArchitecture(),    mistralArchitecture(),
       mixtralArchitecture(),  modernBertArchitecture(), mptArchitecture(),       mt5Architecture(),       olmoArchitecture(),      olmo2Architecture(),      olmo3Architecture(),      olmoeArchitecture(),      optArchitecture(),      phiArchitecture(),

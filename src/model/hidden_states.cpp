@@ -33,7 +33,7 @@ void checkRandomShape(const HiddenStatesRequest& job, const ModelConfig& config)
   if (job.random_batch <= 0 || job.random_len <= 0)
     throw InputError(option::kRandomIds, std::to_string(job.random_batch) + "," + std::to_string(job.random_len) +
                                          ": B (sequences) and T (tokens each) must both be positive");
-  if (config.positions == PositionScheme::kLearned && config.max_positions > 0 && job.random_len > config.max_positions)
+  if (config.learnedPositions() && config.max_positions > 0 && job.random_len > config.max_positions)
     throw InputError(option::kRandomIds, "T = " + std::to_string(job.random_len) + " exceeds the model's " +
                                          std::to_string(config.max_positions) + " positions");
 }

@@ -69,7 +69,7 @@ at::Tensor Model::idsOnDevice(const at::Tensor& ids) const {
   if (lo < 0 || hi >= config_.vocab_size)
     throw InputError("input_ids", "token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary of " +
                                       std::to_string(config_.vocab_size));
-  if (config_.positions == PositionScheme::kLearned && config_.max_positions > 0 && ids.size(1) > config_.max_positions)
+  if (config_.learnedPositions() && config_.max_positions > 0 && ids.size(1) > config_.max_positions)
     throw InputError("input_ids", "sequence length " + std::to_string(ids.size(1)) + " exceeds the model's " +
                                       std::to_string(config_.max_positions) + " positions");
   // Ids already on a GPU (the trainer's) stay there: only host memory can be page-locked.

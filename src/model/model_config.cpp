@@ -12,6 +12,7 @@ const char* positionSchemeName(PositionScheme scheme) {
     case PositionScheme::kRope: return "RoPE";
     case PositionScheme::kNone: return "none (causal mask only)";
     case PositionScheme::kRelativeBias: return "relative bias";
+    case PositionScheme::kDisentangled: return "disentangled relative";
   }
   return "unknown";
 }
@@ -37,6 +38,12 @@ std::string describePositions(const ModelConfig& c) {
          scaling(c.rope) + " in the others)";
   } else if (c.positions == PositionScheme::kRope) {
     s += scaling(c.rope);
+  }
+  if (c.positions == PositionScheme::kDisentangled) {
+    const auto& d = c.disentangled;
+    s += std::string(" (") + (d.c2p && d.p2c ? "c2p and p2c" : d.c2p ? "c2p" : "p2c") + ", " + std::to_string(2 * d.span) +
+         " relative positions" + (d.buckets > 0 ? " in log buckets out to " + std::to_string(d.max_relative) : std::string()) + ")" +
+         (d.absolute_positions ? " and learned absolute" : "");
   }
   if (c.latent.any())  // DeepSeek's: RoPE turns a part of each head that all heads share for keys
     s += " on " + std::to_string(c.latent.rope_dims) + " of each head's " + std::to_string(c.headDim()) +

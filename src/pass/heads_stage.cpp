@@ -95,9 +95,11 @@ std::vector<heads::HeadReport> analyzeHeads(const PassModel& pass_model, const a
     positions.shared.mask.causal = causal;
     const bool normed = maps.q_norm.defined() || maps.k_latent.defined();
     const auto joint = jointNorm(maps, config);
-    // The key bias only where keys rotate, or where the head's norm or clamp makes it
-    // nonlinear in its inputs: elsewhere it cancels in the softmax (HeadMaps).
-    const bool key_bias = !positions.shared.rope.inverse_frequencies.empty() || normed || maps.clip > 0;
+    // The key bias only where keys rotate, where the head's norm or clamp makes it nonlinear
+    // in its inputs, or where it meets a relative position's query (DeBERTa's p2c): elsewhere
+    // it cancels in the softmax (HeadMaps).
+    const bool key_bias = !positions.shared.rope.inverse_frequencies.empty() || normed || maps.clip > 0 ||
+                          !positions.relative_vectors.empty();
     for (int64_t h = 0; h < config.num_heads; ++h) {
       heads::HeadMaps head{anova::toEigen(maps.wq[h]), anova::toEigen(maps.bq[h]), anova::toEigen(maps.wk[h]),
                            key_bias ? Eigen::VectorXd(anova::toEigen(maps.bk[h])) : Eigen::VectorXd()};

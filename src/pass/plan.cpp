@@ -43,7 +43,7 @@ int64_t windowLength(const AnalyzeOptions& o, const model::ModelConfig& config) 
   const int64_t seq_len = o.seq_len > 0 ? o.seq_len : std::min<int64_t>(512, limit);
   if (config.max_positions > 0 && seq_len > config.max_positions) {
     // Learned positions end at the table; relative schemes extrapolate, perhaps badly.
-    if (config.positions == model::PositionScheme::kLearned)
+    if (config.learnedPositions())
       throw InputError(option::kSeqLen, std::to_string(seq_len) + " exceeds the model's " + std::to_string(config.max_positions) +
                                         " learned positions");
     spdlog::warn("--seq-len {} is beyond the {} positions the model was trained on ({} positions extrapolate)", seq_len,

@@ -76,8 +76,25 @@ HeadPositions BlockPositions::head(int64_t h) const {
   HeadPositions p = shared;
   p.additive = additive(h);
   if (!sinks.empty()) p.sink = sinks.at(static_cast<size_t>(h));
+  if (!relative_vectors.empty()) p.relative_vectors = relative_vectors.at(static_cast<size_t>(h));
   return p;
 }
+
+int64_t DisentangledRows::bucket(int64_t distance) const {
+  if (buckets <= 0 || max_position <= 0) return distance;
+  const int64_t mid = buckets / 2;
+  const int64_t far = distance < 0 ? -distance : distance;
+  if (far <= mid) return distance;
+  // float32 throughout, as transformers: ceil(log(|d| / mid) / log((max_position - 1) / mid) x
+  // (mid - 1)) + mid, with the sign of d.
+  const float ratio = static_cast<float>(far) / static_cast<float>(mid);
+  const auto range = static_cast<float>(std::log(static_cast<float>(static_cast<double>(max_position - 1) / static_cast<double>(mid))));
+  const float log_position = std::ceil(std::log(ratio) / range * static_cast<float>(mid - 1)) + static_cast<float>(mid);
+  return (distance < 0 ? -1 : 1) * static_cast<int64_t>(log_position);
+}
+
+int64_t DisentangledRows::c2pRow(int64_t n, int64_t i) const { return std::clamp<int64_t>(bucket(n - i) + span, 0, 2 * span - 1); }
+int64_t DisentangledRows::p2cRow(int64_t n, int64_t i) const { return std::clamp<int64_t>(span - bucket(i - n), 0, 2 * span - 1); }
 
 bool BlockPositions::hasAdditive() const {
   return !shared.additive.none() ||

@@ -170,7 +170,7 @@ std::vector<BadInput> cases() {
                [](const fs::path& d) {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { editConfig(m, [](auto& j) { j["model_type"] = "xlnet"; }); }));
                },
-               2, "config.json: unsupported model_type 'xlnet' (supported: bert, bloom, cohere, cohere2, deepseek_v2, deepseek_v3, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neo, gpt_neox, gpt_oss, gptj, granite, llama, mistral, mixtral, modernbert, mpt, mt5, olmo, olmo2, olmo3, olmoe, opt, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, smollm3, stablelm, starcoder2, t5)"));
+               2, "config.json: unsupported model_type 'xlnet' (supported: bert, bloom, cohere, cohere2, deberta-v2, deepseek_v2, deepseek_v3, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neo, gpt_neox, gpt_oss, gptj, granite, llama, mistral, mixtral, modernbert, mpt, mt5, olmo, olmo2, olmo3, olmoe, opt, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, smollm3, stablelm, starcoder2, t5)"));
   c.push_back(row("weights-missing",
                [](const fs::path& d) {
                  return onRandomIds(damagedGpt2(d, [](const fs::path& m) { fs::remove(m / "model.safetensors"); }));

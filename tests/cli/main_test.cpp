@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
                         c["model_type"] = "xlnet";
                         writeFile(d / "config.json", c.dump());
                       },
-                      "config.json", "supported: bert, bloom, cohere, cohere2, deepseek_v2, deepseek_v3, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neo, gpt_neox, gpt_oss, gptj, granite, llama, mistral, mixtral, modernbert, mpt, mt5, olmo, olmo2, olmo3, olmoe, opt, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, smollm3, stablelm, starcoder2, t5"}),
+                      "config.json", "supported: bert, bloom, cohere, cohere2, deberta-v2, deepseek_v2, deepseek_v3, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neo, gpt_neox, gpt_oss, gptj, granite, llama, mistral, mixtral, modernbert, mpt, mt5, olmo, olmo2, olmo3, olmoe, opt, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, smollm3, stablelm, starcoder2, t5"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(Cli, BadIdsFileIsABadInput) {

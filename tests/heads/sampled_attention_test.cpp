@@ -139,6 +139,86 @@ TEST(SampledAttention, AJointNormsAttentionIsTheModelsByHand) {
   EXPECT_GT(attention.maxCoeff(), 0.0);
 }
 
+// DeepSeek's latent norms: a query without a latent (no scale), keys scaled by their latent's
+// inverse RMS but for their first two coordinates (the rotary part every head shares).
+TEST(SampledAttention, ALatentNormLeavesTheKeysSharedPartByHand) {
+  const Eigen::Index t = 10, d = 6, dh = 4, rank = 3;
+  const double eps = 1e-6;
+  HeadMaps head = randomHead(dh, d);
+  head.bk = Eigen::VectorXd::Random(dh);
+  head.norm_eps = eps;
+  JointQkNorm latent;
+  latent.wk = Eigen::MatrixXd::Random(rank, d);
+  latent.bk = Eigen::VectorXd::Random(rank);
+  latent.q_unscaled = dh;
+  latent.k_unscaled = 2;
+  head.joint = std::make_shared<const JointQkNorm>(latent);
+  KernelSettings s;
+  s.skip = 1;
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+  const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
+  const auto sampled = sampleAttention(head, means, stack(seqs), s);
+  Eigen::MatrixXd attention = Eigen::MatrixXd::Zero(t, t);
+  for (const auto& x : seqs)
+    for (Eigen::Index n = s.skip; n < t; ++n) {
+      const Eigen::VectorXd q = head.wq * x.row(n).transpose() + head.bq;
+      Eigen::VectorXd logits(n - s.skip + 1);
+      for (Eigen::Index i = s.skip; i <= n; ++i) {
+        Eigen::VectorXd k = head.wk * x.row(i).transpose() + head.bk;
+        const Eigen::VectorXd z = latent.wk * x.row(i).transpose() + latent.bk;
+        k.tail(dh - 2) /= std::sqrt(z.squaredNorm() / rank + eps);
+        logits[i - s.skip] = q.dot(k) / 2.0;
+      }
+      const Eigen::VectorXd a = (logits.array() - logits.maxCoeff()).exp().matrix();
+      attention.row(n).segment(s.skip, n - s.skip + 1) += a.transpose() / a.sum() / 2.0;
+    }
+  EXPECT_LT((sampled.attention - attention).cwiseAbs().maxCoeff(), 1e-12);
+}
+
+// DeBERTa's disentangled terms, bidirectional: each logit q_n . k_i + q_n . K[c2p row] +
+// k_i . Q[p2c row], scaled; the four parts of the split still sum to it, and the sampled-query
+// kernel is the sample's query against the positional keys with both terms.
+TEST(SampledAttention, DisentangledTermsAreTheModelsByHand) {
+  const Eigen::Index t = 9, d = 5, dh = 4, span = 3;
+  HeadMaps head = randomHead(dh, d);
+  head.bk = Eigen::VectorXd::Random(dh);
+  KernelSettings s;
+  s.skip = 0;
+  s.positions.mask.causal = false;
+  s.positions.scale = 0.3;
+  positions::RelativeVectors v;
+  v.rows = {span, 4, 6};
+  v.dims = dh;
+  const Eigen::MatrixXd key_table = Eigen::MatrixXd::Random(2 * span, dh), query_table = Eigen::MatrixXd::Random(2 * span, dh);
+  for (Eigen::Index r = 0; r < 2 * span; ++r)
+    for (Eigen::Index j = 0; j < dh; ++j) v.keys.push_back(key_table(r, j)), v.queries.push_back(query_table(r, j));
+  s.positions.relative_vectors = v;
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+  const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
+  const auto sampled = sampleAttention(head, means, stack(seqs), s, /*keep_maps=*/true);
+  auto logit = [&](const Eigen::VectorXd& q, const Eigen::VectorXd& k, Eigen::Index n, Eigen::Index i) {
+    return 0.3 * (q.dot(k) + q.dot(key_table.row(v.rows.c2pRow(n, i))) + k.dot(query_table.row(v.rows.p2cRow(n, i))));
+  };
+  Eigen::MatrixXd attention = Eigen::MatrixXd::Zero(t, t), kernel = Eigen::MatrixXd::Zero(t, t), total(t, t);
+  for (std::size_t c = 0; c < seqs.size(); ++c)
+    for (Eigen::Index n = 0; n < t; ++n) {
+      const Eigen::VectorXd q = head.wq * seqs[c].row(n).transpose() + head.bq;
+      Eigen::VectorXd full(t), positional(t);
+      for (Eigen::Index i = 0; i < t; ++i) {
+        full[i] = logit(q, head.wk * seqs[c].row(i).transpose() + head.bk, n, i);
+        positional[i] = logit(q, head.wk * means.row(i).transpose() + head.bk, n, i);
+      }
+      if (c == 0) total.row(n) = full.transpose();
+      const Eigen::VectorXd a = (full.array() - full.maxCoeff()).exp().matrix(), k = (positional.array() - positional.maxCoeff()).exp().matrix();
+      attention.row(n) += a.transpose() / a.sum() / 2.0;
+      kernel.row(n) += k.transpose() / k.sum() / 2.0;
+    }
+  EXPECT_LT((sampled.attention - attention).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((sampled.kernel - kernel).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((sampled.maps[4] - total).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((sampled.maps[0] + sampled.maps[1] + sampled.maps[2] + sampled.maps[3] - total).cwiseAbs().maxCoeff(), 1e-12);
+}
+
 TEST(SampledAttention, ZeroQueriesAttendUniformly) {
   HeadMaps head = randomHead(4, 6);
   head.wq.setZero();

@@ -458,7 +458,8 @@ INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
                                            "hf-mixtral", "hf-qwen2-moe", "hf-qwen3-moe", "hf-gemma3", "hf-mpt", "hf-olmo2", "hf-olmoe", "hf-phi3-longrope",
                                            "hf-t5", "hf-mt5", "hf-modernbert", "hf-modernbert-biased",
                                            "hf-falcon", "hf-falcon2", "hf-falcon-7b", "hf-falcon-serial", "hf-gpt-oss", "hf-gemma3-multimodal", "hf-olmo3", "hf-cohere2",
-                                           "hf-deepseek-v3", "hf-deepseek-v3-plain", "hf-deepseek-v2", "hf-deepseek-v2-grouped", "hf-cohere-qk-norm"),
+                                           "hf-deepseek-v3", "hf-deepseek-v3-plain", "hf-deepseek-v2", "hf-deepseek-v2-grouped", "hf-cohere-qk-norm",
+                                           "hf-deberta-v3", "hf-deberta-v2"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (auto& c : n)

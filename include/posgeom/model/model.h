@@ -177,8 +177,12 @@ class Model {
     return config_.usesLocalRope(block) ? context.local_rope : context.rope;
   }
   at::Tensor positionBias(int64_t seq_len) const {
-    return ops::positionBias(kernelPositions(0, seq_len), config_.num_heads, seq_len, numerics_.device);
+    return ops::positionBias(additivePositions(seq_len), config_.num_heads, seq_len, numerics_.device);
   }
+  // What the forward's one bias for every block reads (positionBias): block 0's positions. A
+  // family whose kernelPositions reads a block's weights (DeBERTa's relative vectors) gives
+  // them without, so that a streamed model does not read block 0 for it.
+  virtual positions::BlockPositions additivePositions(int64_t seq_len) const { return kernelPositions(0, seq_len); }
   // Block `block`'s attention in this call, from its kernelPositions: the call's mask, its bias.
   ops::AttentionShape attentionShape(int64_t block, const BlockContext& context) const {
     return ops::attentionShape(kernelPositions(block, context.seq_len), context.causal, context.attention_bias,

@@ -10,7 +10,7 @@
 
 namespace posgeom::model {
 
-enum class PositionScheme { kLearned, kAlibi, kRope, kNone, kRelativeBias };
+enum class PositionScheme { kLearned, kAlibi, kRope, kNone, kRelativeBias, kDisentangled };
 const char* positionSchemeName(PositionScheme scheme);
 struct ModelConfig;
 // The scheme's name, and the blocks that do without it (SmolLM3's NoPE blocks).
@@ -73,6 +73,24 @@ struct LatentAttention {
   bool any() const { return kv_rank > 0; }
 };
 
+// DeBERTa-v2/v3's disentangled attention (ModelConfig::disentangled, span 0: none): 2 span
+// relative embeddings (LayerNormed where norm_rel_ebd says), whose key vectors meet each query
+// (c2p) and whose query vectors meet each key (p2c), rows by positions::DisentangledRows; those
+// vectors from the block's own q and k maps (share_att_key) or from pos_query_proj and
+// pos_key_proj; logits over sqrt(head_dim x (1 + the terms)). Learned absolute positions too
+// where position_biased_input; the embeddings embedding_size wide and projected where that
+// differs from hidden_size.
+struct Disentangled {
+  int64_t span = 0;
+  int64_t buckets = 0;       // position_buckets (0: none)
+  int64_t max_relative = 0;  // max_relative_positions
+  bool c2p = false, p2c = false;
+  bool shared_maps = false;
+  bool normed_embeddings = false;
+  bool absolute_positions = false;
+  int64_t embedding_size = 0;
+};
+
 struct ModelConfig {
   std::string model_type;
   std::filesystem::path source;  // the config.json it came from
@@ -127,6 +145,7 @@ struct ModelConfig {
   std::vector<bool> unrotated_blocks;
   MixtureOfExperts moe;
   LatentAttention latent;
+  Disentangled disentangled;
   // Gemma-3: the RoPE of the blocks with a sliding window, where it differs from `rope`.
   std::optional<RopeConfig> local_rope;
   // T5's relative attention bias (kRelativeBias): each head's learned bias for the bucket of
@@ -135,6 +154,8 @@ struct ModelConfig {
   int64_t relative_max_distance = 0;
 
   int64_t headDim() const { return head_dim > 0 ? head_dim : hidden_size / num_heads; }
+  // Learned absolute positions, alone or beside DeBERTa's relative ones: windows end at max_positions.
+  bool learnedPositions() const { return positions == PositionScheme::kLearned || disentangled.absolute_positions; }
   bool rotates(int64_t block) const {
     return positions == PositionScheme::kRope &&
            !(block >= 0 && block < static_cast<int64_t>(unrotated_blocks.size()) && unrotated_blocks[static_cast<size_t>(block)]);

@@ -62,6 +62,30 @@ struct AdditiveTerm {
 AdditiveTerm alibiTerm(double slope);
 AdditiveTerm relativeBiasTerm(RelativeBiasTable table);
 
+// DeBERTa's relative positions: the distance n - i in log buckets (with `buckets` and
+// `max_position` > 0, as transformers' make_log_bucket_position computes them, in float32;
+// else as it is), and the rows of the 2 span relative embeddings that its two disentangled
+// terms read for query n and key i: c2p's clamp(bucket(n - i) + span), p2c's
+// clamp(span - bucket(i - n)), each within 0 .. 2 span - 1.
+struct DisentangledRows {
+  int64_t span = 0;
+  int64_t buckets = 0;
+  int64_t max_position = 0;
+  int64_t bucket(int64_t distance) const;
+  int64_t c2pRow(int64_t n, int64_t i) const;
+  int64_t p2cRow(int64_t n, int64_t i) const;
+};
+
+// One head's disentangled terms (DeBERTa): beside q_n . k_i, the query against the key
+// vector of their relative position (c2p: q_n . keys[c2pRow(n, i)]) and the key against the
+// query vector of it (p2c: k_i . queries[p2cRow(n, i)]), in the logit's scale. Each table
+// [2 span x dims] row-major; empty: that term is absent.
+struct RelativeVectors {
+  DisentangledRows rows;
+  int64_t dims = 0;
+  std::vector<double> keys, queries;
+};
+
 // Everything one head's logit takes from position beyond its inputs.
 struct HeadPositions {
   Mask mask;
@@ -72,6 +96,7 @@ struct HeadPositions {
   // gpt-oss: a learned logit every softmax holds beside the keys' (an attention sink): it
   // takes weight and gives no value, so the weights on keys sum to less than one. None: no sink.
   std::optional<double> sink;
+  std::optional<RelativeVectors> relative_vectors;  // DeBERTa's c2p and p2c
 };
 
 // A block's heads: what they share, and where the additive term differs per query head
@@ -80,6 +105,7 @@ struct BlockPositions {
   HeadPositions shared;
   std::vector<AdditiveTerm> per_head;  // per query head; empty: every head takes shared.additive
   std::vector<double> sinks;           // per query head, each one's sink logit; empty: none
+  std::vector<RelativeVectors> relative_vectors;  // per query head (DeBERTa); empty: none
   const AdditiveTerm& additive(int64_t h) const;
   HeadPositions head(int64_t h) const;
   bool hasAdditive() const;  // some head adds a term

@@ -14,6 +14,7 @@ Architecture bertArchitecture();
 Architecture bloomArchitecture();
 Architecture cohereArchitecture();
 Architecture cohere2Architecture();
+Architecture debertaV2Architecture();
 Architecture deepseekV2Architecture();
 Architecture deepseekV3Architecture();
 Architecture falconArchitecture();

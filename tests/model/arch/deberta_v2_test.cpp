@@ -1,0 +1,63 @@
+#include <nlohmann/json.hpp>
+
+#include "golden.h"
+#include "input_error.h"
+#include "posgeom/model/architecture.h"
+#include "posgeom/positions/head_positions.h"
+#include "test_support.h"
+
+namespace posgeom::testing {
+namespace {
+
+// DeBERTa against transformers' own models and outputs (tools/hf-goldens): v3's shape
+// (shared maps, LayerNormed relative embeddings, 8 log buckets out to 20, no absolute
+// positions) and v2's older one (pos_key_proj / pos_query_proj, 12 distances a side clamped,
+// absolute positions and token type 0, embeddings projected from 32).
+INSTANTIATE_TEST_SUITE_P(HfDebertaV3, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-deberta-v3")), goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(HfDebertaV2, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-deberta-v2")), goldenCaseName);
+
+TEST(DebertaV2, ReadsItsDisentangledAttention) {
+  const auto v3 = model::loadModelConfig(hfFixtureDir("hf-deberta-v3"));
+  EXPECT_EQ(v3.positions, model::PositionScheme::kDisentangled);
+  EXPECT_TRUE(v3.disentangled.c2p && v3.disentangled.p2c && v3.disentangled.shared_maps && v3.disentangled.normed_embeddings);
+  EXPECT_EQ(v3.disentangled.span, 8);
+  EXPECT_FALSE(v3.disentangled.absolute_positions);
+  const auto v2 = model::loadModelConfig(hfFixtureDir("hf-deberta-v2"));
+  EXPECT_EQ(v2.disentangled.span, 12);  // no buckets: max_relative_positions
+  EXPECT_TRUE(v2.disentangled.absolute_positions);
+  EXPECT_EQ(v2.disentangled.embedding_size, 32);
+  EXPECT_EQ(v2.type_vocab_size, 2);
+}
+
+// transformers' make_log_bucket_position, by its definition for 8 buckets out to 20: within
+// mid = 4 the distance itself, beyond it ceil(log(|d| / 4) / log(19 / 4) x 3) + 4 with d's sign;
+// and the rows c2p and p2c read, clamped to the 2 span rows.
+TEST(DebertaV2, LogBucketsAndRowsAsTransformersMakesThem) {
+  const positions::DisentangledRows rows{8, 8, 20};
+  for (int64_t d = -30; d <= 30; ++d) {
+    const int64_t far = std::abs(d);
+    const int64_t want =
+        far <= 4 ? d : (d < 0 ? -1 : 1) * static_cast<int64_t>(std::ceil(std::log(far / 4.0f) / std::log(19.0f / 4.0f) * 3.0f) + 4.0f);
+    EXPECT_EQ(rows.bucket(d), want) << d;
+  }
+  EXPECT_EQ(rows.bucket(5), 5);   // ceil(log(1.25) / log(4.75) x 3) + 4 = 1 + 4
+  EXPECT_EQ(rows.bucket(20), 8);  // ceil(log 5 / log 4.75 x 3) + 4 = ceil(3.10) + 4
+  EXPECT_EQ(rows.c2pRow(10, 0), std::min<int64_t>(rows.bucket(10) + 8, 15));
+  EXPECT_EQ(rows.p2cRow(0, 10), std::min<int64_t>(8 - rows.bucket(10), 15));
+  EXPECT_EQ(rows.c2pRow(0, 30), 0);  // clamped below
+  const positions::DisentangledRows plain{12, 0, 12};
+  EXPECT_EQ(plain.bucket(-17), -17);
+  EXPECT_EQ(plain.c2pRow(17, 0), 23);
+}
+
+TEST(DebertaV2, RefusesWhatItCannotRunByName) {
+  auto refused = [](const std::function<void(nlohmann::json&)>& edit) {
+    ScratchDir s;
+    return inputErrorOf([&] { model::loadModelConfig(editedHfFixture(s.path(), "hf-deberta-v3", edit)); });
+  };
+  EXPECT_NE(refused([](nlohmann::json& j) { j["conv_kernel_size"] = 3; }).find("conv_kernel_size > 0"), std::string::npos);
+  EXPECT_NE(refused([](nlohmann::json& j) { j["pos_att_type"] = {"p2p"}; }).find("pos_att_type 'p2p' is not supported"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace posgeom::testing
