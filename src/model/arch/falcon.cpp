@@ -8,7 +8,9 @@
 // (num_ln_in_parallel_attn 2: ln_attn, ln_mlp) or both through input_layernorm; without
 // parallel_attn (the older architecture only) in series, post_attention_layernorm before the
 // MLP. ALiBi (Falcon-RW) is refused by name: transformers adds bfloat16(slope) x key position
-// rounded to bfloat16, a term of the key's position and not of the distance.
+// rounded to bfloat16, a term of the key's position and not of the distance, and (5.23) its
+// eager attention adds that term twice (in the logits and again in the mask it folded it
+// into) where its SDPA attention adds it once: there is no one oracle to be exact against.
 #include "gpt_style.h"
 #include "rope_config.h"
 
@@ -19,7 +21,8 @@ ModelConfig readFalconConfig(const io::JsonConfig& c) {
   auto m = readSizes(c, {"hidden_size", "n_embed"}, {"num_hidden_layers", "n_layer"}, {"num_attention_heads", "n_head"});
   if (c.boolean({"alibi"}, false))
     c.fail("alibi = true (Falcon-RW) is not supported: transformers adds bfloat16(slope) x key position, a term of "
-           "the key's position rather than of its distance from the query");
+           "the key's position rather than of its distance from the query, and its eager and SDPA attention add it "
+           "a different number of times");
   const bool new_architecture = c.boolean({"new_decoder_architecture"}, false);
   const bool multi_query = c.boolean({"multi_query"}, true);
   m.parallel_residual = c.boolean({"parallel_attn"}, true);
