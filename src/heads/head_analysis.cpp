@@ -165,9 +165,12 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
       return queries > 0 ? 1.0 - rows.bottomRows(queries).sum() / static_cast<double>(queries)
                          : std::numeric_limits<double>::quiet_NaN();
     };
-    r.kernel_sink_share = sunk(kernel);
-    if (sampled.samples > 0) r.sink_share = sunk(sampled.attention);
+    r.kernel_learned_sink_share = sunk(kernel);
+    if (sampled.samples > 0) r.learned_sink_share = sunk(sampled.attention);
   }
+  r.sink_share = sampled.key0_share;
+  r.first_keys_share = sampled.first_keys_share;
+  r.self_share = sampled.self_share;
   r.kernel_query_spread = sampled.kernel_spread;
   r.attention_keys90 = sampled.keys90;
   r.attention_entropy = sampled.entropy;

@@ -186,8 +186,9 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   // still sum to the logit.
   const auto relative = detail::RelativeTerms::of(t, s);
   const Eigen::MatrixXd no_dots;
+  Eigen::MatrixXd q_relative, k_relative;
   if (relative) {
-    const Eigen::MatrixXd q_relative = relative->queryDots(q_pos), k_relative = relative->keyDots(k_pos);
+    q_relative = relative->queryDots(q_pos), k_relative = relative->keyDots(k_pos);
     for (Eigen::Index n0 = s.skip; n0 < t; n0 += kQueryBlock) {
       const Eigen::Index width = std::min(kQueryBlock, t - n0);
       const detail::KeyRange seen = detail::blockKeys(n0, width, t, s);
@@ -218,6 +219,23 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   const Eigen::Index block = std::min(kQueryBlock, t);
   Eigen::MatrixXd pos_cvec(t, block), cvec_pos(t, block), cvec_cvec(t, block);
   Eigen::MatrixXd q_cvec_relative, k_cvec_relative;  // a sample's context parts of c2p and p2c
+  // The whole softmax (issue 36's sinks): the keys the skip leaves out, their logits beside
+  // the kept keys' denominator.
+  KernelSettings whole = s;
+  whole.skip = 0;
+  const Eigen::Index first_sink_query = std::max<Eigen::Index>(s.skip, 1);
+  double key0_sum = 0, first_keys_sum = 0, self_sum = 0;
+  Eigen::VectorXd skipped(std::max<Eigen::Index>(s.skip, 1));
+  // Query n's actual logit for key i (both with their context), unscaled and unfinished.
+  auto actualDot = [&](Eigen::Index n, Eigen::Index i) {
+    double dot = (q_pos.row(n) + q_cvec.row(n)).dot(k_pos.row(i) + k_cvec.row(i));
+    if (relative) {
+      const auto at = static_cast<std::size_t>(n * t + i);
+      if (q_relative.size()) dot += q_relative(n, relative->c2p_row[at]) + q_cvec_relative(n, relative->c2p_row[at]);
+      if (k_relative.size()) dot += k_relative(i, relative->p2c_row[at]) + k_cvec_relative(i, relative->p2c_row[at]);
+    }
+    return dot;
+  };
   for (Eigen::Index c = 0; c < out.samples; ++c) {
     q_cvec = p.q_cvec.middleRows(c * t, t);
     k_cvec = p.k_cvec.middleRows(c * t, t);
@@ -270,6 +288,23 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
         }
         const auto softmax = detail::softmaxWithEntropy(logits, s.positions.sink);
         log_z(c, n) = softmax.log_normaliser;
+        if (n >= first_sink_query) {
+          // The keys before the skip that the query sees, their weights over the whole
+          // denominator (the kept keys' and theirs), and the kept keys' weights rescaled.
+          const auto all = detail::keyRange(n, t, whole);
+          const Eigen::Index extra = std::max<Eigen::Index>(0, keys.first - all.first);
+          auto before = skipped.head(extra);
+          for (Eigen::Index j = 0; j < extra; ++j) before[j] = actualDot(n, all.first + j);
+          detail::finishLogits(before, n, {all.first, extra}, scale, s);
+          const double top = extra > 0 ? std::max(softmax.log_normaliser, before.maxCoeff()) : softmax.log_normaliser;
+          const double log_whole =
+              top + std::log(std::exp(softmax.log_normaliser - top) + (before.array() - top).exp().sum());
+          const double kept = std::exp(softmax.log_normaliser - log_whole);  // the kept keys' weights are times this
+          const double first_weight = extra > 0 ? std::exp(before[0] - log_whole) : (all.first == 0 ? logits[0] * kept : 0.0);
+          key0_sum += all.first == 0 ? first_weight : 0.0;
+          first_keys_sum += (before.array() - log_whole).exp().sum();
+          self_sum += logits[n - keys.first] * kept;
+        }
         if (keep_maps && c == 0) out.maps[5].row(n).segment(keys.first, keys.count) = logits.transpose();
         attention_t.col(n).segment(keys.first, keys.count) += logits;
         entropy_sum += softmax.entropy;
@@ -297,6 +332,12 @@ SampledAttention sampleAttention(const HeadMaps& head, const HeadProjections& p,
   const double total = energy[0] + energy[1] + energy[2] + energy[3];
   for (std::size_t i = 0; i < 4; ++i) out.qk_shares[i] = total > 0 ? energy[i] / total : 0;
   out.denominator_cv = denominatorSpread(log_z, s.skip);
+  const double sink_queries = samples * static_cast<double>(std::max<Eigen::Index>(0, t - first_sink_query));
+  if (sink_queries > 0) {
+    out.key0_share = key0_sum / sink_queries;
+    out.first_keys_share = s.skip > 0 ? first_keys_sum / sink_queries : std::numeric_limits<double>::quiet_NaN();
+    out.self_share = self_sum / sink_queries;
+  }
   return out;
 }
 

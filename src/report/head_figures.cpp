@@ -68,9 +68,24 @@ std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads) {
 
 std::string sinkShareFigure(const std::vector<heads::HeadReport>& heads) {
   if (heads.empty() || !std::isfinite(heads.front().sink_share)) return "";
+  std::string named;
+  for (const auto& h : heads)
+    if (h.sink_share > heads::kSinkHeadAbove) named += (named.empty() ? "" : ", ") + std::to_string(h.block) + "." + std::to_string(h.head);
   return headGridFigure(
       heads, [](const heads::HeadReport& h) { return h.sink_share; }, "fig-sink-share",
-      "Weight sent to the learned sink (sink_share)",
+      "Weight on the first key (sink_share)",
+      "The mean weight the sampled sequences' attention puts on key 0 over the whole softmax (the kernel's "
+      "skipped keys in it), from query max(skip, 1) on: bright heads use the first token as an attention sink, "
+      "the no-op StreamingLLM found, which the kernel leaves out. Above " +
+          log::number("%.1f", heads::kSinkHeadAbove) + ": " + (named.empty() ? std::string("none") : named) + ".",
+      "share");
+}
+
+std::string learnedSinkShareFigure(const std::vector<heads::HeadReport>& heads) {
+  if (heads.empty() || !std::isfinite(heads.front().learned_sink_share)) return "";
+  return headGridFigure(
+      heads, [](const heads::HeadReport& h) { return h.learned_sink_share; }, "fig-learned-sink-share",
+      "Weight sent to the learned sink (learned_sink_share)",
       "Each head's learned sink logit sits in every softmax beside the keys and takes weight without giving a "
       "value: the cell is the mean weight the sampled sequences' attention sends there. Bright heads spend most of "
       "their attention on the sink (they are mostly off); ETC and the windows describe the rest, renormalised.",

@@ -67,7 +67,7 @@ std::string htmlReport(const nlohmann::json& summary_json, const std::vector<met
   out << "<section id=\"basis\"><h2>Positional basis, layer by layer</h2>" << gramFigure(layers) << combinedGramFigure(layers)
       << spiralFigure(layers) << singularValuesFigure(layers) << dctFigure(layers) << "</section>\n";
   if (!heads.empty())
-    out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << sinkShareFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
+    out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << sinkShareFigure(heads) << learnedSinkShareFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
         << qkMapsFigure(heads) << qkBasisFigure(heads) << "</section>\n";
   out << neuronsSection(summary.json());
   out << pageEnd();

@@ -57,6 +57,17 @@ nlohmann::json namedHeads(const std::vector<heads::HeadReport>& reports, double 
   return out;
 }
 
+// Issue 36's sink heads: per block, the heads sending more than heads::kSinkHeadAbove of their
+// attention to key 0.
+nlohmann::json sinkHeadsJson(const std::vector<heads::HeadReport>& reports) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& h : reports) {
+    if (blocks.empty() || blocks.back()[keys::kBlock] != h.block) blocks.push_back({{keys::kBlock, h.block}, {keys::kHeads, nlohmann::json::array()}});
+    if (h.sink_share > heads::kSinkHeadAbove) blocks.back()[keys::kHeads].push_back(h.head);
+  }
+  return {{keys::kNamedAbove, heads::kSinkHeadAbove}, {keys::kBlocks, blocks}};
+}
+
 // --corpus repeated-random: what the induction probe found.
 nlohmann::json probeJson(const nlohmann::json& settings, const std::vector<heads::HeadReport>& reports) {
   const auto options = settings.value(keys::kHeadOptions, nlohmann::json::object());
@@ -192,10 +203,14 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
                       {keys::kInductionScore, finiteOrNull(h.induction_score)},
                       {keys::kPreviousTokenScore, finiteOrNull(h.previous_token_score)},
                       {keys::kSinkShare, finiteOrNull(h.sink_share)},
-                      {keys::kKernelSinkShare, finiteOrNull(h.kernel_sink_share)},
+                      {keys::kFirstKeysShare, finiteOrNull(h.first_keys_share)},
+                      {keys::kSelfShare, finiteOrNull(h.self_share)},
+                      {keys::kLearnedSinkShare, finiteOrNull(h.learned_sink_share)},
+                      {keys::kKernelLearnedSinkShare, finiteOrNull(h.kernel_learned_sink_share)},
                       {keys::kSamples, h.samples}});
     out[keys::kHeads] = std::move(list);
     if (std::isfinite(head_reports.front().induction_score)) out[keys::kProbe] = probeJson(settings, head_reports);
+    if (std::isfinite(head_reports.front().sink_share)) out[keys::kSinkHeads] = sinkHeadsJson(head_reports);
   }
   return out;
 }

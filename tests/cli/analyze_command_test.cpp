@@ -817,9 +817,14 @@ TEST_P(NewFamilyEndToEnd, InspectNamesTheSchemeAndAnalyzeHeadsRuns) {
   for (const auto& head : summary["heads"]) EXPECT_TRUE(head["etc"].is_number()) << head.dump();
   EXPECT_TRUE(std::filesystem::exists(s / "out/report.html"));
   // A model with learned sinks (gpt-oss) says how much weight goes there, in the report too.
-  const bool sinks = summary["heads"].front()["sink_share"].is_number();
+  const bool sinks = summary["heads"].front()["learned_sink_share"].is_number();
   EXPECT_EQ(sinks, f.model_type == "gpt_oss");
-  EXPECT_EQ(readFile(s / "out/report.html").find("id=\"fig-sink-share\"") != std::string::npos, sinks);
+  const auto html = readFile(s / "out/report.html");
+  EXPECT_EQ(html.find("id=\"fig-learned-sink-share\"") != std::string::npos, sinks);
+  // Every model's weight on key 0 (issue 36), its figure, and the sink heads of every block.
+  EXPECT_TRUE(summary["heads"].front()["sink_share"].is_number());
+  EXPECT_NE(html.find("id=\"fig-sink-share\""), std::string::npos);
+  EXPECT_EQ(summary["sink_heads"]["blocks"].size(), info["layers"].get<size_t>());
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -219,6 +219,40 @@ TEST(SampledAttention, DisentangledTermsAreTheModelsByHand) {
   EXPECT_LT((sampled.maps[0] + sampled.maps[1] + sampled.maps[2] + sampled.maps[3] - total).cwiseAbs().maxCoeff(), 1e-12);
 }
 
+// Issue 36's sinks, over the whole softmax though the kernel skips 3 keys: by hand, the weight
+// on key 0, on keys 0..2 and on the query's own key, averaged over samples and queries n >= 3;
+// a window of 4 keys hides key 0 from the later queries.
+TEST(SampledAttention, SinkSharesAreOverTheWholeSoftmaxByHand) {
+  const Eigen::Index t = 11, d = 5, dh = 4;
+  const HeadMaps head = randomHead(dh, d);
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+  const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
+  for (const int64_t window : {0, 4}) {
+    KernelSettings s;
+    s.skip = 3;
+    s.positions.mask.window = window;
+    const auto sampled = sampleAttention(head, means, stack(seqs), s);
+    double key0 = 0, first = 0, self = 0, queries = 0;
+    for (const auto& x : seqs)
+      for (Eigen::Index n = 3; n < t; ++n, ++queries) {
+        const Eigen::Index lo = window > 0 ? std::max<Eigen::Index>(0, n - window + 1) : 0;
+        const Eigen::VectorXd q = head.wq * x.row(n).transpose() + head.bq;
+        Eigen::VectorXd logits(n - lo + 1);
+        for (Eigen::Index i = lo; i <= n; ++i) logits[i - lo] = q.dot(head.wk * x.row(i).transpose()) / 2.0;
+        const Eigen::VectorXd a = (logits.array() - logits.maxCoeff()).exp().matrix() / (logits.array() - logits.maxCoeff()).exp().sum();
+        for (Eigen::Index i = lo; i <= n; ++i) {
+          if (i == 0) key0 += a[i - lo];
+          if (i < 3) first += a[i - lo];
+        }
+        self += a[n - lo];
+      }
+    EXPECT_NEAR(sampled.key0_share, key0 / queries, 1e-12) << window;
+    EXPECT_NEAR(sampled.first_keys_share, first / queries, 1e-12) << window;
+    EXPECT_NEAR(sampled.self_share, self / queries, 1e-12) << window;
+    EXPECT_GT(sampled.first_keys_share, sampled.key0_share) << window;
+  }
+}
+
 TEST(SampledAttention, ZeroQueriesAttendUniformly) {
   HeadMaps head = randomHead(4, 6);
   head.wq.setZero();

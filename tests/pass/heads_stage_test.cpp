@@ -438,14 +438,20 @@ TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
   for (const auto& head : summary["heads"]) {
     const int64_t b = head["block"].get<int64_t>(), h = head["head"].get<int64_t>();
     const auto attention = model::tensorFromView(*golden.find("constant_attention." + std::to_string(b))).to(at::kDouble)[0][h];
+    // Over the whole softmax (the skip is 0 here), from query 1 on: transformers' own weight on
+    // key 0 and on the query's own key.
+    const auto later = attention.narrow(0, 1, t - 1);
+    EXPECT_NEAR(head["sink_share"].get<double>(), later.select(1, 0).mean().item<double>(), 2e-5) << head.dump();
+    EXPECT_NEAR(head["self_share"].get<double>(), later.diagonal(1).mean().item<double>(), 2e-5) << head.dump();
+    EXPECT_TRUE(head["first_keys_share"].is_null()) << head.dump();  // no skipped keys
     const bool sinks = !loaded.model->kernelPositions(b, t).sinks.empty();
     if (!sinks) {
-      EXPECT_TRUE(head["sink_share"].is_null()) << head.dump();
+      EXPECT_TRUE(head["learned_sink_share"].is_null()) << head.dump();
       continue;
     }
     const double sunk = 1.0 - attention.sum(-1).mean().item<double>();  // every query: the skip is 0
-    EXPECT_NEAR(head["sink_share"].get<double>(), sunk, 2e-5) << head.dump();
-    EXPECT_NEAR(head["kernel_sink_share"].get<double>(), sunk, 2e-5) << head.dump();
+    EXPECT_NEAR(head["learned_sink_share"].get<double>(), sunk, 2e-5) << head.dump();
+    EXPECT_NEAR(head["kernel_learned_sink_share"].get<double>(), sunk, 2e-5) << head.dump();
   }
 }
 

@@ -35,12 +35,15 @@ TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
   EXPECT_NE(probe.find("Above 0.4: 1.1, 2.1."), std::string::npos);  // head 1 of blocks 1 and 2
   EXPECT_NE(probe.find("id=\"fig-previous-token\""), std::string::npos);
   EXPECT_NE(probe.find("Above 0.4: 0.2."), std::string::npos);
-  EXPECT_EQ(report::sinkShareFigure(heads), "");  // no sinks
+  EXPECT_EQ(report::sinkShareFigure(heads), "");  // no sampled sequences' shares
+  EXPECT_EQ(report::learnedSinkShareFigure(heads), "");  // no learned sinks
   auto sunk = heads;
-  for (auto& h : sunk) h.sink_share = 0.1 * static_cast<double>(h.head);
+  for (auto& h : sunk) h.sink_share = h.learned_sink_share = 0.15 * static_cast<double>(h.head);
   const auto sinks = report::sinkShareFigure(sunk);
   EXPECT_NE(sinks.find("id=\"fig-sink-share\""), std::string::npos);
   EXPECT_NE(sinks.find("<svg"), std::string::npos);
+  EXPECT_NE(sinks.find("Above 0.5: 0.4, 1.4, 2.4."), std::string::npos) << sinks;  // head 4: 0.6
+  EXPECT_NE(report::learnedSinkShareFigure(sunk).find("id=\"fig-learned-sink-share\""), std::string::npos);
   auto not_a_probe = heads;
   for (auto& h : not_a_probe) h.induction_score = h.previous_token_score = std::nan("");
   EXPECT_EQ(report::probeFigures(not_a_probe), "");

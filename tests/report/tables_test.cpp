@@ -65,6 +65,28 @@ TEST(Tables, ProbeNamesTheHeadsAboveTheBar) {
   EXPECT_FALSE(report::summaryJson({}, {}, {}, hs).contains("probe"));
 }
 
+// Issue 36's sink heads: per block, every block listed, the heads above 0.5 in order.
+TEST(Tables, SinkHeadsArePerBlockAboveTheBar) {
+  std::vector<heads::HeadReport> hs(6);
+  const double share[6] = {0.9, 0.5, 0.51, 0.1, 0.0, 0.2};
+  for (int i = 0; i < 6; ++i) {
+    auto& h = hs[static_cast<std::size_t>(i)];
+    h.block = i / 3, h.head = i % 3, h.sink_share = share[i], h.self_share = 0.25, h.first_keys_share = 0.95;
+  }
+  const auto summary = report::summaryJson({}, {}, {}, hs);
+  const auto& sinks = summary["sink_heads"];
+  EXPECT_EQ(sinks["named_above"], 0.5);
+  ASSERT_EQ(sinks["blocks"].size(), 2u);
+  EXPECT_EQ(sinks["blocks"][0]["block"], 0);
+  EXPECT_EQ(sinks["blocks"][0]["heads"], nlohmann::json({0, 2}));  // 0.5 itself is not above
+  EXPECT_EQ(sinks["blocks"][1]["heads"], nlohmann::json::array());
+  EXPECT_EQ(summary["heads"][0]["self_share"], 0.25);
+  EXPECT_EQ(summary["heads"][0]["first_keys_share"], 0.95);
+  EXPECT_TRUE(summary["heads"][0]["learned_sink_share"].is_null());
+  hs[0].sink_share = std::nan("");  // no sampled windows
+  EXPECT_FALSE(report::summaryJson({}, {}, {}, hs).contains("sink_heads"));
+}
+
 TEST(Tables, MatrixCsvKeepsFullPrecisionWithHeaderIndexAndEmptyPadding) {
   Eigen::MatrixXd m(2, 2);
   m << 0.1, 1.0 / 3.0, 2, std::nan("");

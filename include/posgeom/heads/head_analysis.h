@@ -87,10 +87,16 @@ struct HeadReport {
   // n - 1 over the queries that see it (previous token). NaN otherwise.
   double induction_score = std::numeric_limits<double>::quiet_NaN();
   double previous_token_score = std::numeric_limits<double>::quiet_NaN();
+  // Attention sinks (SampledAttention's, over the whole softmax, the skip's keys in it): the
+  // sampled sequences' mean weight on key 0, on the first `skip` keys (NaN for a skip of 0),
+  // and on the query's own key. NaN without samples.
+  double sink_share = std::numeric_limits<double>::quiet_NaN();
+  double first_keys_share = std::numeric_limits<double>::quiet_NaN();
+  double self_share = std::numeric_limits<double>::quiet_NaN();
   // With a learned sink (gpt-oss): the weight its logit takes from the keys, averaged over the
   // queries from the skip on, in the sampled sequences' attention and in the kernel. NaN otherwise.
-  double sink_share = std::numeric_limits<double>::quiet_NaN();
-  double kernel_sink_share = std::numeric_limits<double>::quiet_NaN();
+  double learned_sink_share = std::numeric_limits<double>::quiet_NaN();
+  double kernel_learned_sink_share = std::numeric_limits<double>::quiet_NaN();
   int64_t samples = 0;
   Eigen::VectorXd etc_curve;  // ETC(n) for every position n
   Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)
@@ -101,6 +107,10 @@ struct HeadReport {
   std::vector<Eigen::MatrixXd> qk_maps;  // for heads in HeadOptions::qk_maps (see SampledAttention::maps)
   std::optional<QkBasisReport> qk_basis;  // for the same heads
 };
+
+// A head whose sink_share is above this sends more than half its attention to key 0 over the
+// sampled windows: a sink head (StreamingLLM's "attention sink"; summary.json names them per block).
+inline constexpr double kSinkHeadAbove = 0.5;
 
 // The mean of attention(n, n - lag) over the queries n >= first_query whose softmax holds
 // key n - lag (from settings.skip, inside any window); NaN when none does.

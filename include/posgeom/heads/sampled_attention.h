@@ -39,6 +39,12 @@ struct SampledAttention {
   // ½ Σ_i std_c K^c_n(i), the spread across samples c of the sampled-query kernel rows
   // (0: every sample's query gives the same kernel). NaN below 2 samples.
   double kernel_spread = std::numeric_limits<double>::quiet_NaN();
+  // Over the whole softmax, the skip's keys in it too (attention sinks, issue 36): the weight
+  // on key 0, on the first `skip` keys (NaN for a skip of 0) and on the query's own key,
+  // averaged over the samples and the queries from max(skip, 1) on. NaN without samples.
+  double key0_share = std::numeric_limits<double>::quiet_NaN();
+  double first_keys_share = std::numeric_limits<double>::quiet_NaN();
+  double self_share = std::numeric_limits<double>::quiet_NaN();
   // When asked: the first sample's [T, T] maps (query rows, key columns), scaled logits
   // pos-pos, pos-cvec, cvec-pos, cvec-cvec, their total with the ALiBi bias, and the
   // attention; zero outside each query's keys.

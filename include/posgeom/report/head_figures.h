@@ -14,9 +14,12 @@ std::string kernelTvMapFigure(const std::vector<heads::HeadReport>& heads);
 // --corpus repeated-random: induction and previous-token scores over blocks x heads, the
 // named heads in the captions (fig-induction, fig-previous-token); empty otherwise.
 std::string probeFigures(const std::vector<heads::HeadReport>& heads);
-// Blocks x heads: the weight each head's attention sends to its learned sink (gpt-oss);
-// empty for models without sinks.
+// Blocks x heads: the weight each head's attention puts on key 0 (fig-sink-share, the sink
+// heads named in the caption); empty without sampled sequences.
 std::string sinkShareFigure(const std::vector<heads::HeadReport>& heads);
+// Blocks x heads: the weight each head's attention sends to its learned sink (gpt-oss);
+// empty for models without learned sinks.
+std::string learnedSinkShareFigure(const std::vector<heads::HeadReport>& heads);
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads);
 // Every head's kernel over queries x keys, as small heatmaps (the first 64 heads).
 std::string kernelMapsFigure(const std::vector<heads::HeadReport>& heads);

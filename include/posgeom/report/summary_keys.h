@@ -98,7 +98,13 @@ inline constexpr const char* kQkBlockShare = "qk_block_share";
 inline constexpr const char* kInductionScore = "induction_score";
 inline constexpr const char* kPreviousTokenScore = "previous_token_score";
 inline constexpr const char* kSinkShare = "sink_share";
-inline constexpr const char* kKernelSinkShare = "kernel_sink_share";
+inline constexpr const char* kFirstKeysShare = "first_keys_share";
+inline constexpr const char* kSelfShare = "self_share";
+inline constexpr const char* kLearnedSinkShare = "learned_sink_share";
+inline constexpr const char* kKernelLearnedSinkShare = "kernel_learned_sink_share";
+// "sink_heads": kNamedAbove, and kBlocks: each block's (kBlock) heads (kHeads) whose sink_share is above it.
+inline constexpr const char* kSinkHeads = "sink_heads";
+inline constexpr const char* kBlocks = "blocks";
 inline constexpr const char* kSamples = "samples";
 
 // "probe" (--corpus repeated-random), besides kCorpus and kRepeatPeriod.
@@ -136,11 +142,12 @@ inline constexpr std::array<const char*, 12> kLayerTableColumns{
     kIncoherenceMax,  kIncoherenceMean, kContextCosWithinLabel, kContextCosBetweenLabel, kMeanHiddenNorm, kPreviousLayerCosine};
 
 // heads.csv's columns: every key of a "heads" row, in the writer's order.
-inline constexpr std::array<const char*, 27> kHeadsCsvColumns{
+inline constexpr std::array<const char*, 30> kHeadsCsvColumns{
     kBlock,        kHead,          kEtc,           kKeys,          kClass,           kWindow90,      kEtcMeanQuery,
     kDenominatorCv, kContextual,   kQkSharePosPos, kQkSharePosCvec, kQkShareCvecPos, kQkShareCvecCvec, kQkEnergyPos,
     kQkRank,       kAttentionKeys90, kAttentionEntropy, kKernelTv,  kEquivarianceTv,  kKernelQuerySpread, kQkDiagonalShare,
-    kQkBlockShare, kInductionScore, kPreviousTokenScore, kSinkShare, kKernelSinkShare, kSamples};
+    kQkBlockShare, kInductionScore, kPreviousTokenScore, kSinkShare, kFirstKeysShare, kSelfShare, kLearnedSinkShare,
+    kKernelLearnedSinkShare, kSamples};
 
 // The columns of batch's table.md that are not a layer's number: the context similarity,
 // and each block's heads by class (table.csv's metrics heads_<class>).
