@@ -29,7 +29,8 @@ Eigen::MatrixXd positionalSubspace(const Eigen::MatrixXd& means, int64_t skip, i
 
 double positionalEnergyShare(const HeadMaps& head, const Eigen::MatrixXd& directions) {
   // Per-head norms (Qwen3) scale each query and key coordinate by their weights (and each
-  // token by a positive factor, which leaves the subspace alone): fold the weights in.
+  // token by a positive factor, which leaves the subspace alone): fold the weights in. (A
+  // DeepSeek key's rotary part escapes that factor: the share reads its maps as they are.)
   const Eigen::MatrixXd wq = head.q_norm.size() > 0 ? Eigen::MatrixXd(head.q_norm.asDiagonal() * head.wq) : head.wq;
   const Eigen::MatrixXd wk = head.k_norm.size() > 0 ? Eigen::MatrixXd(head.k_norm.asDiagonal() * head.wk) : head.wk;
   // |Wq^T Wk|_F^2 = sum of the elementwise product of the Gram matrices Wq Wq^T and Wk Wk^T.

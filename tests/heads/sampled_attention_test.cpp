@@ -217,6 +217,24 @@ TEST(SampledAttention, DisentangledTermsAreTheModelsByHand) {
   EXPECT_LT((sampled.kernel - kernel).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_LT((sampled.maps[4] - total).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_LT((sampled.maps[0] + sampled.maps[1] + sampled.maps[2] + sampled.maps[3] - total).cwiseAbs().maxCoeff(), 1e-12);
+  // Skipping two keys, with a learned sink: the sink shares over the whole softmax (every key
+  // and the sink), from query 2 on, keys before the skip with both terms too.
+  s.skip = 2;
+  s.positions.sink = 0.7;
+  const auto skipped = sampleAttention(head, means, stack(seqs), s);
+  double key0 = 0, first = 0, self = 0, queries = 0;
+  for (const auto& x : seqs)
+    for (Eigen::Index n = 2; n < t; ++n, ++queries) {
+      const Eigen::VectorXd q = head.wq * x.row(n).transpose() + head.bq;
+      Eigen::VectorXd full(t);
+      for (Eigen::Index i = 0; i < t; ++i) full[i] = logit(q, head.wk * x.row(i).transpose() + head.bk, n, i);
+      const double z = (full.array() - full.maxCoeff()).exp().sum() + std::exp(0.7 - full.maxCoeff());
+      const Eigen::VectorXd a = (full.array() - full.maxCoeff()).exp().matrix() / z;
+      key0 += a[0], first += a[0] + a[1], self += a[n];
+    }
+  EXPECT_NEAR(skipped.key0_share, key0 / queries, 1e-12);
+  EXPECT_NEAR(skipped.first_keys_share, first / queries, 1e-12);
+  EXPECT_NEAR(skipped.self_share, self / queries, 1e-12);
 }
 
 // Issue 36's sinks, over the whole softmax though the kernel skips 3 keys: by hand, the weight

@@ -37,6 +37,9 @@ struct TensorSpec {
   // The block (0-based) whose forward step reads it; -1: outside the blocks (embeddings,
   // the final norm, the head). A layer-major pass needs block b's tensors only for block b.
   int64_t block = -1;
+  // Held in float32 whatever the compute dtype, as transformers' _keep_in_fp32_modules does
+  // (DeepSeek-V3's e_score_correction_bias: its rounding would move close expert choices).
+  bool float32 = false;
 
   int64_t numel() const {
     int64_t n = 1;

@@ -46,6 +46,11 @@ class TensorSpecs {
     specs_.back().tied = tied;
     return *this;
   }
+  // The last tensor added is held in float32 (TensorSpec::float32).
+  TensorSpecs& inFloat32() {
+    specs_.back().float32 = true;
+    return *this;
+  }
   // The tensors added from here on are block `b`'s (TensorSpec::block); -1: outside the blocks.
   TensorSpecs& inBlock(int64_t b) {
     block_ = b;

@@ -10,6 +10,7 @@
 // type_vocab_size > 0, projected by embed_proj where embedding_size differs). The MLM and
 // replaced-token heads are left out (no LM head); DeBERTa-v2-xlarge's convolution
 // (conv_kernel_size) is refused by name; --neurons is not available.
+#include <cctype>
 #include <cmath>
 
 #include "architectures.h"
@@ -77,13 +78,15 @@ ModelConfig readDebertaConfig(const io::JsonConfig& c) {
   d.embedding_size = c.positiveInt({"embedding_size"}, m.hidden_size);
   if (c.boolean({"relative_attention"}, false)) {
     readTerms(c, d);
+    if (!d.c2p && !d.p2c) c.fail("relative_attention is true but pos_att_type names neither c2p nor p2c");
     const double max_relative = c.number({"max_relative_positions"}, -1);
     d.max_relative = max_relative < 1 ? m.max_positions : static_cast<int64_t>(max_relative);
     const double buckets = c.number({"position_buckets"}, -1);
     d.buckets = buckets > 0 ? static_cast<int64_t>(buckets) : 0;
     d.span = d.buckets > 0 ? d.buckets : d.max_relative;
     d.shared_maps = c.boolean({"share_att_key"}, false);
-    const auto norms = c.string({"norm_rel_ebd"}, "none");
+    auto norms = c.string({"norm_rel_ebd"}, "none");
+    for (auto& ch : norms) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     d.normed_embeddings = norms.find("layer_norm") != std::string::npos;
   }
   m.tie_word_embeddings = true;
@@ -179,9 +182,9 @@ class DebertaV2 final : public Model {
     const auto held = layers_.at(i);
     const auto& l = *held;
     context.attentionInput(i, x);  // post-LN: the block's input is already normed
-    const auto attended = ops::layerNorm(num.round(ops::linear(attention(l, x), l.o_w, l.o_b, num) + x), l.attention_norm.w,
-                                         l.attention_norm.b, c.norm_eps, num);
-    context.mlpInput(i, attended);
+    const auto residual = num.round(ops::linear(attention(l, x), l.o_w, l.o_b, num) + x);
+    context.mlpInput(i, residual);  // the stream before the norm that is the MLP's input norm (as BERT's)
+    const auto attended = ops::layerNorm(residual, l.attention_norm.w, l.attention_norm.b, c.norm_eps, num);
     const auto inner = ops::activation(c.activation, ops::linear(attended, l.i_w, l.i_b, num), num);
     return ops::layerNorm(num.round(ops::linear(inner, l.out_w, l.out_b, num) + attended), l.output_norm.w, l.output_norm.b,
                           c.norm_eps, num);

@@ -86,7 +86,8 @@ void readRouting(const io::JsonConfig& c, ModelConfig& m, bool v3) {
   if (moe.top_groups > moe.groups)
     c.fail("topk_group (" + std::to_string(moe.top_groups) + ") is more than n_group (" + std::to_string(moe.groups) + ")");
   if (v3 && moe.groups > 1 && per_group < 2)
-    c.fail("each of the n_group groups needs two experts or more (a group's score is its best two's)");
+    c.fail("n_group (" + std::to_string(moe.groups) + ") leaves " + std::to_string(per_group) + " of the " +
+           std::to_string(moe.experts) + " n_routed_experts a group: a group's score is its best two's");
   if (moe.experts_per_token > moe.top_groups * per_group)
     c.fail("num_experts_per_tok (" + std::to_string(moe.experts_per_token) + ") is more than the " +
            std::to_string(moe.top_groups * per_group) + " experts of the topk_group groups");

@@ -83,7 +83,7 @@ void addTensors(TensorSpecs& specs, const std::string& layer_prefix, const Model
   const double share = static_cast<double>(moe.experts_per_token) / static_cast<double>(moe.experts);
   specs.weight(prefix + names.router + ".weight", {moe.experts, d});
   if (moe.biases) specs.bias(prefix + names.router + ".bias", moe.experts);
-  if (moe.sigmoid_scores) specs.bias(prefix + names.router + ".e_score_correction_bias", moe.experts);
+  if (moe.sigmoid_scores) specs.bias(prefix + names.router + ".e_score_correction_bias", moe.experts).inFloat32();
   if (names.fused) {
     specs.expert(prefix + "experts.gate_up_proj", {moe.experts, d, 2 * f}, share)
         .expert(prefix + "experts.gate_up_proj_bias", {moe.experts, 2 * f}, share)

@@ -87,7 +87,7 @@ struct Weights::State {
 
   at::Tensor read(const ResolvedTensor& t, bool own_memory) {
     const auto& view = *t.view;
-    auto tensor = numerics.fit(tensorFromView(view)).contiguous();
+    auto tensor = (t.spec.float32 ? tensorFromView(view).to(numerics.device, at::kFloat) : numerics.fit(tensorFromView(view))).contiguous();
     // Same dtype on the CPU: fit keeps the mapping's view, whose pages would stay this
     // process's after the block is let go.
     if (own_memory && tensor.data_ptr() == static_cast<const void*>(view.data)) tensor = copyAlignedAsMapped(tensor);

@@ -174,7 +174,9 @@ void expectGroupedDefinition(const model::ModelConfig& c) {
 
 TEST(Mixture, SigmoidRoutingByGroupsIsTheDefinition) { expectGroupedDefinition(groupedConfig(true, 2, 1, 2)); }
 TEST(Mixture, SigmoidRoutingWithOneGroupIsTheDefinition) { expectGroupedDefinition(groupedConfig(true, 1, 1, 2)); }
-TEST(Mixture, SoftmaxRoutingByGroupsIsTheDefinition) { expectGroupedDefinition(groupedConfig(false, 2, 1, 1)); }
+// Two experts a token from the one group kept: not the greedy choice whenever the two most
+// probable experts lie in different groups.
+TEST(Mixture, SoftmaxRoutingByGroupsIsTheDefinition) { expectGroupedDefinition(groupedConfig(false, 2, 1, 2)); }
 TEST(Mixture, GreedySoftmaxRoutingIsTheDefinition) { expectGroupedDefinition(groupedConfig(false, 1, 1, 2)); }
 
 // A router that sends every token to expert 2 alone: the output is expert 2's, whatever the

@@ -51,6 +51,21 @@ TEST(Weights, BringsTensorsToTheComputePrecision) {
   EXPECT_THROW(w.get("no.such.tensor"), std::logic_error);
 }
 
+// A tensor transformers keeps in float32 (DeepSeek-V3's routing correction bias) stays float32
+// under bfloat16, exactly the stored values; the others come to bfloat16.
+TEST(Weights, AFloat32SpecStaysFloat32) {
+  const auto dir = hfFixtureDir("hf-deepseek-v3");
+  const auto config = model::loadModelConfig(dir);
+  const model::Weights w(io::Checkpoint::open(dir), model::architectureFor("deepseek_v3", ""), config,
+                         model::Numerics::parse("bfloat16", "cpu"));
+  const auto bias = w.get("layers.1.mlp.gate.e_score_correction_bias");
+  EXPECT_EQ(bias.scalar_type(), at::kFloat);
+  const auto stored = io::SafetensorsFile::open(dir / "model.safetensors");
+  EXPECT_TRUE(at::equal(bias, model::tensorFromView(stored.get("model.layers.1.mlp.gate.e_score_correction_bias"))));
+  EXPECT_FALSE(at::equal(bias, bias.to(at::kBFloat16).to(at::kFloat)));  // bfloat16 would have moved it
+  EXPECT_EQ(w.get("layers.1.mlp.gate.weight").scalar_type(), at::kBFloat16);
+}
+
 // A 1-layer, 16-wide random GPT-2 whose weights a test then damages.
 void writeTinyGpt2(const std::filesystem::path& dir) {
   model::RandomCheckpointSpec spec;
