@@ -108,13 +108,9 @@ std::optional<RelativeTerms> RelativeTerms::of(Eigen::Index positions, const Ker
   r.keys = table(v->keys);
   r.queries = table(v->queries);
   r.positions = positions;
-  r.c2p_row.resize(static_cast<std::size_t>(positions * positions));
-  r.p2c_row.resize(r.c2p_row.size());
-  for (Eigen::Index n = 0; n < positions; ++n)
-    for (Eigen::Index i = 0; i < positions; ++i) {
-      r.c2p_row[static_cast<std::size_t>(n * positions + i)] = static_cast<int32_t>(v->rows.c2pRow(n, i));
-      r.p2c_row[static_cast<std::size_t>(n * positions + i)] = static_cast<int32_t>(v->rows.p2cRow(n, i));
-    }
+  auto tables = v->rows.tables(positions);
+  r.c2p_row = std::move(tables.c2p);
+  r.p2c_row = std::move(tables.p2c);
   return r;
 }
 

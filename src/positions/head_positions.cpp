@@ -96,6 +96,22 @@ int64_t DisentangledRows::bucket(int64_t distance) const {
 int64_t DisentangledRows::c2pRow(int64_t n, int64_t i) const { return std::clamp<int64_t>(bucket(n - i) + span, 0, 2 * span - 1); }
 int64_t DisentangledRows::p2cRow(int64_t n, int64_t i) const { return std::clamp<int64_t>(span - bucket(i - n), 0, 2 * span - 1); }
 
+DisentangledRows::Tables DisentangledRows::tables(int64_t positions) const {
+  // bucket(d) for d = -(T - 1) .. T - 1, once each.
+  std::vector<int64_t> by_distance(static_cast<std::size_t>(std::max<int64_t>(0, 2 * positions - 1)));
+  for (int64_t d = 1 - positions; d < positions; ++d) by_distance[static_cast<std::size_t>(d + positions - 1)] = bucket(d);
+  auto at = [&](int64_t d) { return by_distance[static_cast<std::size_t>(d + positions - 1)]; };
+  Tables t;
+  t.c2p.resize(static_cast<std::size_t>(positions * positions));
+  t.p2c.resize(t.c2p.size());
+  for (int64_t n = 0; n < positions; ++n)
+    for (int64_t i = 0; i < positions; ++i) {
+      t.c2p[static_cast<std::size_t>(n * positions + i)] = static_cast<int32_t>(std::clamp<int64_t>(at(n - i) + span, 0, 2 * span - 1));
+      t.p2c[static_cast<std::size_t>(n * positions + i)] = static_cast<int32_t>(std::clamp<int64_t>(span - at(i - n), 0, 2 * span - 1));
+    }
+  return t;
+}
+
 bool BlockPositions::hasAdditive() const {
   return !shared.additive.none() ||
          std::any_of(per_head.begin(), per_head.end(), [](const AdditiveTerm& t) { return !t.none(); });

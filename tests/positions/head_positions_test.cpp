@@ -1,5 +1,6 @@
 #include "posgeom/positions/head_positions.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -82,6 +83,34 @@ TEST(HeadPositions, BlockHeadsShareAllButTheirTerm) {
   EXPECT_EQ(head.additive.slope, 0.5);
   EXPECT_TRUE(block.head(0).additive.none());
   EXPECT_THROW(block.head(2), std::out_of_range);
+}
+
+// DeBERTa's relative positions: transformers' make_log_bucket_position, by its definition for
+// 8 buckets out to 20: within mid = 4 the distance itself, beyond it ceil(log(|d| / 4) / log(19 / 4) x 3) + 4 with d's sign;
+// and the rows c2p and p2c read, clamped to the 2 span rows.
+TEST(DisentangledRows, LogBucketsAndRowsAsTransformersMakesThem) {
+  const positions::DisentangledRows rows{8, 8, 20};
+  for (int64_t d = -30; d <= 30; ++d) {
+    const int64_t far = std::abs(d);
+    const int64_t want =
+        far <= 4 ? d : (d < 0 ? -1 : 1) * static_cast<int64_t>(std::ceil(std::log(far / 4.0f) / std::log(19.0f / 4.0f) * 3.0f) + 4.0f);
+    EXPECT_EQ(rows.bucket(d), want) << d;
+  }
+  EXPECT_EQ(rows.bucket(5), 5);   // ceil(log(1.25) / log(4.75) x 3) + 4 = 1 + 4
+  EXPECT_EQ(rows.bucket(20), 8);  // ceil(log 5 / log 4.75 x 3) + 4 = ceil(3.10) + 4
+  EXPECT_EQ(rows.c2pRow(10, 0), std::min<int64_t>(rows.bucket(10) + 8, 15));
+  EXPECT_EQ(rows.p2cRow(0, 10), std::min<int64_t>(8 - rows.bucket(10), 15));
+  EXPECT_EQ(rows.c2pRow(0, 30), 0);  // clamped below
+  // The tables for a window: every (n, i) as the two functions give it.
+  const auto tables = rows.tables(30);
+  for (int64_t n = 0; n < 30; ++n)
+    for (int64_t i = 0; i < 30; ++i) {
+      EXPECT_EQ(tables.c2p[static_cast<std::size_t>(n * 30 + i)], rows.c2pRow(n, i));
+      EXPECT_EQ(tables.p2c[static_cast<std::size_t>(n * 30 + i)], rows.p2cRow(n, i));
+    }
+  const positions::DisentangledRows plain{12, 0, 12};
+  EXPECT_EQ(plain.bucket(-17), -17);
+  EXPECT_EQ(plain.c2pRow(17, 0), 23);
 }
 
 TEST(HeadPositions, RotateHalfIsTheDefaultPairing) {

@@ -74,6 +74,12 @@ struct DisentangledRows {
   int64_t bucket(int64_t distance) const;
   int64_t c2pRow(int64_t n, int64_t i) const;
   int64_t p2cRow(int64_t n, int64_t i) const;
+  // Both rows for every query n and key i of a window of T, [n * T + i] (each bucket taken
+  // once a distance): what the forward gathers by and the heads analysis reads.
+  struct Tables {
+    std::vector<int32_t> c2p, p2c;
+  };
+  Tables tables(int64_t positions) const;
 };
 
 // One head's disentangled terms (DeBERTa): beside q_n . k_i, the query against the key

@@ -282,15 +282,11 @@ class DebertaV2 final : public Model {
 
   // For queries n and keys i of a window of T: c2p's rows [T, T] (rows(n, i)) and p2c's.
   std::pair<at::Tensor, at::Tensor> rowIndices(int64_t t) const {
-    const auto r = rows();
-    std::vector<int64_t> c2p(static_cast<size_t>(t * t)), p2c(static_cast<size_t>(t * t));
-    for (int64_t n = 0; n < t; ++n)
-      for (int64_t i = 0; i < t; ++i) {
-        c2p[static_cast<size_t>(n * t + i)] = r.c2pRow(n, i);
-        p2c[static_cast<size_t>(n * t + i)] = r.p2cRow(n, i);
-      }
-    const auto opts = at::TensorOptions().dtype(at::kLong);
-    return {at::tensor(c2p, opts).view({t, t}).to(numerics().device), at::tensor(p2c, opts).view({t, t}).to(numerics().device)};
+    const auto tables = rows().tables(t);
+    auto indices = [&](const std::vector<int32_t>& rows_of) {
+      return at::tensor(rows_of, at::TensorOptions().dtype(at::kInt)).to(at::kLong).view({t, t}).to(numerics().device);
+    };
+    return {indices(tables.c2p), indices(tables.p2c)};
   }
 
   // transformers' DisentangledSelfAttention, op by op in the activations' dtype: q . (k / s),

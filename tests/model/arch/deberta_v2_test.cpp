@@ -3,7 +3,6 @@
 #include "golden.h"
 #include "input_error.h"
 #include "posgeom/model/architecture.h"
-#include "posgeom/positions/head_positions.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -27,27 +26,6 @@ TEST(DebertaV2, ReadsItsDisentangledAttention) {
   EXPECT_TRUE(v2.disentangled.absolute_positions);
   EXPECT_EQ(v2.disentangled.embedding_size, 32);
   EXPECT_EQ(v2.type_vocab_size, 2);
-}
-
-// transformers' make_log_bucket_position, by its definition for 8 buckets out to 20: within
-// mid = 4 the distance itself, beyond it ceil(log(|d| / 4) / log(19 / 4) x 3) + 4 with d's sign;
-// and the rows c2p and p2c read, clamped to the 2 span rows.
-TEST(DebertaV2, LogBucketsAndRowsAsTransformersMakesThem) {
-  const positions::DisentangledRows rows{8, 8, 20};
-  for (int64_t d = -30; d <= 30; ++d) {
-    const int64_t far = std::abs(d);
-    const int64_t want =
-        far <= 4 ? d : (d < 0 ? -1 : 1) * static_cast<int64_t>(std::ceil(std::log(far / 4.0f) / std::log(19.0f / 4.0f) * 3.0f) + 4.0f);
-    EXPECT_EQ(rows.bucket(d), want) << d;
-  }
-  EXPECT_EQ(rows.bucket(5), 5);   // ceil(log(1.25) / log(4.75) x 3) + 4 = 1 + 4
-  EXPECT_EQ(rows.bucket(20), 8);  // ceil(log 5 / log 4.75 x 3) + 4 = ceil(3.10) + 4
-  EXPECT_EQ(rows.c2pRow(10, 0), std::min<int64_t>(rows.bucket(10) + 8, 15));
-  EXPECT_EQ(rows.p2cRow(0, 10), std::min<int64_t>(8 - rows.bucket(10), 15));
-  EXPECT_EQ(rows.c2pRow(0, 30), 0);  // clamped below
-  const positions::DisentangledRows plain{12, 0, 12};
-  EXPECT_EQ(plain.bucket(-17), -17);
-  EXPECT_EQ(plain.c2pRow(17, 0), 23);
 }
 
 TEST(DebertaV2, RefusesWhatItCannotRunByName) {
