@@ -534,8 +534,8 @@ def make(name, config, cls, block_path):
             elif p.dim() == 1 or pname.endswith(("q_norm.weight", "k_norm.weight")):  # Cohere's per-head norms are 2-D
                 p.copy_((1.0 if pname.endswith("weight") else 0.0) + 0.1 * torch.randn_like(p))
         for bname, b in model.named_buffers():
-            if bname.endswith("e_score_correction_bias"):  # DeepSeek-V3's: wide enough to change the choice
-                b.copy_(0.5 * torch.randn_like(b))
+            if bname.endswith("e_score_correction_bias"):  # DeepSeek-V3's: enough to change some choices, not all
+                b.copy_(0.02 * torch.randn_like(b))
     out_dir = ROOT / name
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
