@@ -12,6 +12,7 @@
 // (conv_kernel_size) is refused by name; --neurons is not available.
 #include <cctype>
 #include <cmath>
+#include <tuple>
 
 #include "architectures.h"
 #include "head_maps.h"
@@ -162,7 +163,16 @@ class DebertaV2 final : public Model {
       if (rel.normed_embeddings)
         relative_ = ops::layerNorm(relative_, w.get("encoder.LayerNorm.weight"), w.get("encoder.LayerNorm.bias"), config.norm_eps, num);
     }
-    layers_.init(config.num_layers, [w, config](int64_t i) { return loadLayer(w, config, i); }, w.streamed());
+    // Each block's relative vectors made once, when its weights are read, not in every call.
+    layers_.init(
+        config.num_layers,
+        [this, w](int64_t i) {
+          auto layer = loadLayer(w, this->config(), i);
+          std::tie(layer.relative_keys, layer.relative_queries) = relativeVectors(layer);
+          layer.pos_q_w = layer.pos_q_b = layer.pos_k_w = layer.pos_k_b = at::Tensor();  // only the vectors needed them
+          return layer;
+        },
+        w.streamed());
   }
 
   at::Tensor embed(const at::Tensor& ids, BlockContext& /*context*/) const override {
@@ -205,7 +215,8 @@ class DebertaV2 final : public Model {
     p.shared.scale = 1.0 / scaleOf();
     if (c.disentangled.span == 0) return p;
     const auto held = layers_.peek(block);
-    const auto [keys, queries] = relativeVectors(*held);  // [H, 2 span, dh]
+    const auto& keys = held->relative_keys;  // [H, 2 span, dh]
+    const auto& queries = held->relative_queries;
     auto host = [](const at::Tensor& t, int64_t h) {
       const auto row = t[h].to(at::kCPU, at::kDouble).contiguous();
       return std::vector<double>(row.data_ptr<double>(), row.data_ptr<double>() + row.numel());
@@ -236,6 +247,7 @@ class DebertaV2 final : public Model {
     Norm attention_norm;
     at::Tensor i_w, i_b, out_w, out_b;
     Norm output_norm;
+    at::Tensor relative_keys, relative_queries;  // relativeVectors', [H, 2 span, dh]
   };
 
   static Layer loadLayer(const Weights& w, const ModelConfig& c, int64_t i) {
@@ -243,7 +255,7 @@ class DebertaV2 final : public Model {
     const auto& rel = c.disentangled;
     auto g = [&](const std::string& name, bool present = true) { return present ? w.get(l + name) : at::Tensor(); };
     const bool own_keys = rel.span > 0 && !rel.shared_maps && rel.c2p, own_queries = rel.span > 0 && !rel.shared_maps && rel.p2c;
-    return Layer{g("attention.self.query_proj.weight"), g("attention.self.query_proj.bias"),
+    Layer layer{g("attention.self.query_proj.weight"), g("attention.self.query_proj.bias"),
                  g("attention.self.key_proj.weight"), g("attention.self.key_proj.bias"),
                  g("attention.self.value_proj.weight"), g("attention.self.value_proj.bias"),
                  g("attention.self.pos_query_proj.weight", own_queries), g("attention.self.pos_query_proj.bias", own_queries),
@@ -252,7 +264,8 @@ class DebertaV2 final : public Model {
                  {g("attention.output.LayerNorm.weight"), g("attention.output.LayerNorm.bias")},
                  g("intermediate.dense.weight"), g("intermediate.dense.bias"),
                  g("output.dense.weight"), g("output.dense.bias"),
-                 {g("output.LayerNorm.weight"), g("output.LayerNorm.bias")}};
+                 {g("output.LayerNorm.weight"), g("output.LayerNorm.bias")}, {}, {}};
+    return layer;
   }
 
   positions::DisentangledRows rows() const {
@@ -301,7 +314,8 @@ class DebertaV2 final : public Model {
     const auto scale = num.fit(at::scalar_tensor(scaleOf()));
     auto scores = num.round(at::matmul(q, num.round(k.transpose(-1, -2) / scale)));
     if (c.disentangled.span > 0) {
-      const auto [keys, queries] = relativeVectors(l);
+      const auto& keys = l.relative_keys;
+      const auto& queries = l.relative_queries;
       const auto [c2p_rows, p2c_rows] = rowIndices(t);
       at::Tensor relative;
       if (keys.defined()) {  // c2p: q_n . keys[c2p_rows(n, i)]
