@@ -186,6 +186,15 @@ def families():
                                          partial_rotary_factor=0.5, use_qkv_bias=True,
                                          pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
                         t.StableLmForCausalLM, "model.layers"),
+        # StableLM-2-12B's shape: each head's q and k through a bias-free LayerNorm of its own
+        # (one tensor a head, weights drawn at random below), attention and MLP in parallel off
+        # the input norm, a quarter of each 16-wide head turning, grouped heads, no qkv biases.
+        "hf-stablelm-2-12b": (t.StableLmConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                               num_key_value_heads=2, intermediate_size=80, vocab_size=120,
+                                               max_position_embeddings=64, partial_rotary_factor=0.25,
+                                               qk_layernorm=True, use_parallel_residual=True,
+                                               pad_token_id=0, bos_token_id=1, eos_token_id=2, **common),
+                              t.StableLmForCausalLM, "model.layers"),
         # Starcoder2: LayerNorms, a dense tanh-GELU MLP, biases on every map, grouped heads,
         # a sliding window of 8 in every layer, the head tied.
         "hf-starcoder2": (t.Starcoder2Config(num_hidden_layers=2, hidden_size=48, num_attention_heads=4, num_key_value_heads=2,

@@ -135,7 +135,7 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   AnalysisPass pass(plan, loadPassModel(plan));
   if (plan.wave_windows > 0 && final_layers == FinalLayers::kHandedToFiles) pass.handLayersTo(control.state_file.parent_path());
   if (o.neurons && !hasNeuronCircuit(pass.model()))
-    throw InputError(option::kNeurons, "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, stablelm, starcoder2, olmo without clip_qkv)");
+    throw InputError(option::kNeurons, "is not available for model_type '" + plan.config.model_type + "' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, starcoder2, stablelm without use_parallel_residual, olmo without clip_qkv)");
   const double load_s = secondsSince(t0);
   corpus::CorpusOptions corpus_options = o.corpus;
   corpus_options.repeat_period = plan.repeat_period;

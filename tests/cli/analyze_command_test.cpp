@@ -848,7 +848,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyFixture{"hf-deepseek-v3", "deepseek_v3", "RoPE with yarn scaling on 8 of each head's 20 query-key dims (latent attention)"},
                       FamilyFixture{"hf-deepseek-v2", "deepseek_v2", "RoPE on 8 of each head's 20 query-key dims (latent attention)"},
                       FamilyFixture{"hf-deberta-v3", "deberta-v2", "disentangled relative (c2p and p2c, 16 relative positions in log buckets out to 20)"},
-                      FamilyFixture{"hf-deberta-v2", "deberta-v2", "disentangled relative (c2p and p2c, 24 relative positions) and learned absolute"}),
+                      FamilyFixture{"hf-deberta-v2", "deberta-v2", "disentangled relative (c2p and p2c, 24 relative positions) and learned absolute"},
+                      FamilyFixture{"hf-stablelm-2-12b", "stablelm", "RoPE"}),
     [](const ::testing::TestParamInfo<FamilyFixture>& param) {
       std::string n = param.param.fixture;
       for (auto& c : n)

@@ -353,7 +353,7 @@ std::vector<BadInput> cases() {
   c.push_back(row("neurons-without-heads", tiny({"--neurons"}), 2, "--neurons: reads the kernels of --heads: add --heads"));
   c.push_back(row("neurons-unsupported-family",
                [](const fs::path&) { return onRandomIds(fixtureModel("tiny-bloom"), {"--heads", "--neurons"}); }, 2,
-               "--neurons: is not available for model_type 'bloom' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, stablelm, starcoder2, olmo without clip_qkv)"));
+               "--neurons: is not available for model_type 'bloom' (it is for gpt2, bert, roberta and the Llama-style families: llama, mistral, qwen2, qwen3, gemma, phi3, granite, smollm3, starcoder2, stablelm without use_parallel_residual, olmo without clip_qkv)"));
   c.push_back(row("neurons-mixture-of-experts",
                [](const fs::path&) { return onRandomIds(hfFixtureDir("hf-mixtral"), {"--heads", "--neurons"}); }, 2,
                "--neurons: is not available for model_type 'mixtral': block 0's MLP is a mixture of experts"));

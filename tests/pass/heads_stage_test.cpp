@@ -465,7 +465,7 @@ INSTANTIATE_TEST_SUITE_P(HfFamilies, KernelIsTransformersAttention,
                                            "hf-t5", "hf-mt5", "hf-modernbert", "hf-modernbert-biased",
                                            "hf-falcon", "hf-falcon2", "hf-falcon-7b", "hf-falcon-serial", "hf-gpt-oss", "hf-gemma3-multimodal", "hf-olmo3", "hf-cohere2",
                                            "hf-deepseek-v3", "hf-deepseek-v3-plain", "hf-deepseek-v2", "hf-deepseek-v2-grouped", "hf-cohere-qk-norm",
-                                           "hf-deberta-v3", "hf-deberta-v2"),
+                                           "hf-deberta-v3", "hf-deberta-v2", "hf-stablelm-2-12b"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (auto& c : n)

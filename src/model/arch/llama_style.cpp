@@ -154,7 +154,12 @@ std::vector<TensorSpec> tensors(const ModelConfig& m, const LlamaStyle& style) {
     if (style.attention_sinks) s.bias(l + "self_attn.sinks", m.num_heads);
     if (style.qk_norm) s.norm(l + "self_attn.q_norm", dh, false).norm(l + "self_attn.k_norm", dh, false);
     if (style.joint_qk_norm) s.norm(l + "self_attn.q_norm", q, false).norm(l + "self_attn.k_norm", kv, false);
-    if (m.qk_layer_norm) s.scale(l + "self_attn.q_norm.weight", {m.num_heads, dh}).scale(l + "self_attn.k_norm.weight", {m.num_kv_heads, dh});
+    if (m.qk_layer_norm && style.head_norm_per_tensor) {
+      for (const auto& [name, heads] : {std::pair<std::string, int64_t>{"q", m.num_heads}, {"k", m.num_kv_heads}})
+        for (int64_t h = 0; h < heads; ++h) s.norm(l + "self_attn." + name + "_layernorm.norms." + std::to_string(h), dh, false);
+    } else if (m.qk_layer_norm) {
+      s.scale(l + "self_attn.q_norm.weight", {m.num_heads, dh}).scale(l + "self_attn.k_norm.weight", {m.num_kv_heads, dh});
+    }
     if (post_attention_norm) norm(l + "post_attention_layernorm", d);
     if (style.sandwich_norms) s.norm(l + "pre_feedforward_layernorm", d, false);
     if (style.sandwich_norms || style.post_norms) s.norm(l + "post_feedforward_layernorm", d, false);
@@ -233,7 +238,7 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   Layer layer_weights;
   layer_weights.ln_1 = style_.post_norms ? at::Tensor() : norm_weight("input_layernorm.weight");
   layer_weights.ln_1_bias = when(style_.layer_norms, "input_layernorm.bias");
-  layer_weights.ln_2_bias = when(style_.layer_norms, "post_attention_layernorm.bias");
+  layer_weights.ln_2_bias = when(style_.layer_norms && post_attention_norm, "post_attention_layernorm.bias");
   if (style_.fused_projections) {
     // Rows [q | k | v] and [gate | up], split once.
     const auto qkv = g("self_attn.qkv_proj.weight");
@@ -263,8 +268,18 @@ DecoderModel::Layer DecoderModel::loadLayer(const Weights& w, int64_t i) const {
   layer_weights.o = g("self_attn.o_proj.weight");
   layer_weights.o_bias = when(c.attention_bias, "self_attn.o_proj.bias");
   const bool qk_norms = style_.qk_norm || style_.joint_qk_norm || c.qk_layer_norm;
-  layer_weights.q_norm = when(qk_norms, "self_attn.q_norm.weight");
-  layer_weights.k_norm = when(qk_norms, "self_attn.k_norm.weight");
+  if (c.qk_layer_norm && style_.head_norm_per_tensor) {  // one tensor a head, stacked to [H, dh] once
+    auto stacked = [&](const std::string& name, int64_t heads) {
+      std::vector<at::Tensor> rows;
+      for (int64_t h = 0; h < heads; ++h) rows.push_back(g("self_attn." + name + "_layernorm.norms." + std::to_string(h) + ".weight"));
+      return at::stack(rows);
+    };
+    layer_weights.q_norm = stacked("q", c.num_heads);
+    layer_weights.k_norm = stacked("k", c.num_kv_heads);
+  } else {
+    layer_weights.q_norm = when(qk_norms, "self_attn.q_norm.weight");
+    layer_weights.k_norm = when(qk_norms, "self_attn.k_norm.weight");
+  }
   layer_weights.ln_2 = post_attention_norm ? norm_weight("post_attention_layernorm.weight") : at::Tensor();
   layer_weights.pre_mlp_ln = when(style_.sandwich_norms, "pre_feedforward_layernorm.weight");
   layer_weights.post_mlp_ln = when(style_.sandwich_norms || style_.post_norms, "post_feedforward_layernorm.weight");
@@ -288,8 +303,9 @@ at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at
   return num.round((normed * scale).to(x.scalar_type()));
 }
 
-// Command-R+'s: x [B, H, T, dh] centred and normed over each head's dims in float32, times
-// that head's weights [H, dh], rounded once (transformers' CohereLayerNorm).
+// Command-R+'s and StableLM-2-12B's: x [B, H, T, dh] centred and normed over each head's dims
+// in float32, times that head's weights [H, dh], rounded once (transformers' CohereLayerNorm,
+// and StableLmLayerNormPerHead's bias-free nn.LayerNorm a head).
 at::Tensor DecoderModel::headLayerNorm(const at::Tensor& x, const at::Tensor& w) const {
   const auto xf = x.to(at::kFloat);
   const auto centred = xf - xf.mean(-1, /*keepdim=*/true);

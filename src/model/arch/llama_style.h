@@ -37,6 +37,9 @@ struct LlamaStyle {
   bool weight_only_layer_norms = false;  // Cohere: LayerNorm with a weight and no bias for every norm
   bool float32_norm_scale = false;  // gpt-oss: RMSNorm's scale applied in float32 and rounded once
   bool attention_sinks = false;     // gpt-oss: self_attn.sinks, each head's sink logit in its softmax
+  // StableLM-2-12B: the per-head q/k LayerNorms (ModelConfig::qk_layer_norm) stored one tensor
+  // a head, self_attn.{q,k}_layernorm.norms.{h}.weight, not Command-R+'s one [H, dh] q_norm.weight.
+  bool head_norm_per_tensor = false;
   // Mixtral, Qwen-MoE: a mixture of experts (ModelConfig::moe) in place of the MLP of every
   // block it makes sparse, its tensors so named; null: dense MLPs.
   const mixture::ExpertNames* experts = nullptr;

@@ -1,8 +1,9 @@
 // StableLM (3B-4E1T, StableLM-2, Zephyr): the Llama decoder (llama_style.h) with LayerNorms
 // (weight and bias, layer_norm_eps) for every norm, RoPE on the first partial_rotary_factor
-// of each head (0.25 unless given), and biases on q, k and v with use_qkv_bias. The per-head
-// q/k LayerNorms (qk_layernorm) and the parallel residual (use_parallel_residual) of
-// StableLM-2-12B are refused by name.
+// of each head (0.25 unless given), and biases on q, k and v with use_qkv_bias. StableLM-2-12B
+// adds each head's q and k through a bias-free LayerNorm of its own before RoPE (qk_layernorm,
+// one tensor a head) and attention and MLP in parallel off the input norm
+// (use_parallel_residual, no post-attention norm; --neurons is then not available).
 #include "llama_style.h"
 #include "rope_config.h"
 
@@ -12,11 +13,12 @@ Architecture stablelmArchitecture() {
   llama_style::LlamaStyle style{"stablelm", "StableLmForCausalLM"};
   style.layer_norms = true;
   style.partial_rotary = true;
+  style.head_norm_per_tensor = true;
   return llama_style::defineFamily(
       {"stablelm", "StableLM", {"model."}}, style,
       [](const io::JsonConfig& c, ModelConfig& m) {
-        if (c.boolean({"qk_layernorm"}, false)) c.fail("qk_layernorm = true is not supported for stablelm");
-        if (c.boolean({"use_parallel_residual"}, false)) c.fail("use_parallel_residual = true is not supported for stablelm");
+        m.qk_layer_norm = c.boolean({"qk_layernorm"}, false);
+        m.parallel_residual = c.boolean({"use_parallel_residual"}, false);
         m.norm_eps = normEpsilon(c, {"layer_norm_eps"}, 1e-5);
         m.qkv_bias = c.boolean({"use_qkv_bias"}, false);
         partialRotaryFactorOr(c, m, 0.25);
@@ -27,7 +29,9 @@ Architecture stablelmArchitecture() {
         j.erase("attention_bias");
         j.update({{"layer_norm_eps", m.norm_eps},
                   {"use_qkv_bias", m.qkv_bias},
-                  {"partial_rotary_factor", m.rope.partial_rotary_factor}});
+                  {"partial_rotary_factor", m.rope.partial_rotary_factor},
+                  {"qk_layernorm", m.qk_layer_norm},
+                  {"use_parallel_residual", m.parallel_residual}});
       });
 }
 

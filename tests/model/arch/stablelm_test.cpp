@@ -1,8 +1,11 @@
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "golden.h"
 #include "posgeom/base/error.h"
 #include "posgeom/model/architecture.h"
+#include "posgeom/model/load/loader.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -36,23 +39,53 @@ TEST(StableLm, AQuarterOfEachHeadTurnsAndQkvBiasesFollowTheConfig) {
   for (const auto& spec : specs) EXPECT_EQ(spec.name.find("q_proj.bias"), std::string::npos) << spec.name;
 }
 
+// StableLM-2-12B's shape against transformers: each head's q and k through a bias-free
+// LayerNorm of its own (one tensor a head, weights drawn at random), attention and MLP in
+// parallel off the input norm, a quarter of each 16-wide head turning, grouped heads.
+INSTANTIATE_TEST_SUITE_P(HfStableLm2_12b, GoldenParity, ::testing::ValuesIn(hfGoldenCases("hf-stablelm-2-12b")), goldenCaseName);
+
+TEST(StableLm, TwelveBsPerHeadNormsAndParallelBlocksAreRead) {
+  const auto given = model::loadModelConfig(hfFixtureDir("hf-stablelm-2-12b"));
+  EXPECT_TRUE(given.qk_layer_norm);
+  EXPECT_TRUE(given.parallel_residual);
+  const auto plain = model::loadModelConfig(hfFixtureDir("hf-stablelm"));
+  EXPECT_FALSE(plain.qk_layer_norm);
+  EXPECT_FALSE(plain.parallel_residual);
+  // One norm tensor a head, q's for each query head and k's for each key-value head; no
+  // post-attention norm with the parallel residual.
+  const auto specs = model::architectureFor("stablelm", "test").tensors(given);
+  auto has = [&](const std::string& name) {
+    return std::any_of(specs.begin(), specs.end(), [&](const auto& s) { return s.name == name; });
+  };
+  EXPECT_TRUE(has("layers.1.self_attn.q_layernorm.norms.3.weight"));
+  EXPECT_TRUE(has("layers.1.self_attn.k_layernorm.norms.1.weight"));
+  EXPECT_FALSE(has("layers.1.self_attn.k_layernorm.norms.2.weight"));
+  EXPECT_FALSE(has("layers.1.self_attn.q_layernorm.norms.0.bias"));
+  EXPECT_FALSE(has("layers.1.post_attention_layernorm.weight"));
+  // The heads' maps: centred, each query head with its own norm weights, each key head with
+  // its key-value head's; the MLP reads the block's input, so no neuron circuit.
+  const auto loaded = model::loadModel(hfFixtureDir("hf-stablelm-2-12b"), model::Numerics::parse("float32", "cpu"));
+  const auto maps = loaded.model->queryKeyMaps(1);
+  EXPECT_LT(maps.wq.sum(1).abs().max().item<double>(), 1e-6);
+  ASSERT_EQ(maps.q_norm.sizes(), (at::IntArrayRef{4, 16}));
+  EXPECT_FALSE(at::equal(maps.q_norm[0], maps.q_norm[1]));
+  EXPECT_TRUE(at::equal(maps.k_norm[2], maps.k_norm[3]));
+  EXPECT_FALSE(at::equal(maps.k_norm[1], maps.k_norm[2]));
+  EXPECT_FALSE(loaded.model->neuronCircuit(8).has_value());
+}
+
 // What posgeom's StableLM does not do is refused by its key, never approximated: the odd
-// rotary part a quarter of a 12-wide head would be, StableLM-2-12B's per-head q/k norms and
-// its parallel residual.
-TEST(StableLm, WhatItDoesNotDoIsRefusedByName) {
-  const std::vector<std::pair<std::string, nlohmann::json>> edits{
-      {"qk_layernorm", true}, {"use_parallel_residual", true}, {"partial_rotary_factor", 0.25}};
-  for (const auto& [key, value] : edits) {
-    ScratchDir s;
-    try {
-      model::loadModelConfig(editedHfFixture(s.path(), "hf-stablelm", [&](nlohmann::json& j) {
-        if (key == "partial_rotary_factor") j["rope_parameters"].erase(key);
-        j[key] = value;
-      }));
-      ADD_FAILURE() << key << " must be refused";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
-    }
+// rotary part a quarter of a 12-wide head would be.
+TEST(StableLm, AnOddRotaryPartIsRefusedByName) {
+  ScratchDir s;
+  try {
+    model::loadModelConfig(editedHfFixture(s.path(), "hf-stablelm", [&](nlohmann::json& j) {
+      j["rope_parameters"].erase("partial_rotary_factor");
+      j["partial_rotary_factor"] = 0.25;
+    }));
+    ADD_FAILURE() << "an odd rotary part must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("partial_rotary_factor"), std::string::npos) << e.what();
   }
 }
 
