@@ -215,16 +215,20 @@ std::vector<int64_t> RankGroup::sumAll(const std::vector<int64_t>& values) {
   return {sums.data_ptr<int64_t>(), sums.data_ptr<int64_t>() + sums.numel()};
 }
 
-void RankGroup::sumToRoot(double* data, int64_t count) {
+void RankGroup::reduceToRoot(double* data, int64_t count, bool maximum, const char* what) {
   if (count == 0) return;
   const at::Tensor host = at::from_blob(data, {count}, at::kDouble);
   std::vector<at::Tensor> tensors{impl_->onBackend(host)};
   c10d::ReduceOptions options;
-  options.reduceOp = c10d::ReduceOp::SUM;
+  options.reduceOp = maximum ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
   options.rootRank = 0;
-  impl_->collective("the sums' reduction", [&](auto& group) { return group.reduce(tensors, options); });
+  impl_->collective(what, [&](auto& group) { return group.reduce(tensors, options); });
   if (root() && !tensors[0].is_same(host)) host.copy_(tensors[0]);
 }
+
+void RankGroup::sumToRoot(double* data, int64_t count) { reduceToRoot(data, count, false, "the sums' reduction"); }
+
+void RankGroup::maxToRoot(double* data, int64_t count) { reduceToRoot(data, count, true, "the maxima's reduction"); }
 
 void RankGroup::broadcastFromRoot(double* data, int64_t count) {
   if (count == 0) return;

@@ -34,6 +34,7 @@ TEST(RankGroup, CollectivesOverThreeRanks) {
   std::vector<std::vector<std::string>> gathered(3);
   std::vector<std::string> broadcast(3);
   std::vector<std::vector<int64_t>> sums(3);
+  std::vector<double> maxima;
   const auto outcomes = runRankThreads(3, tcp(), 20s, [&](RankGroup& g) {
     const auto r = static_cast<std::size_t>(g.rank());
     EXPECT_EQ(g.backend(), "gloo");
@@ -41,6 +42,9 @@ TEST(RankGroup, CollectivesOverThreeRanks) {
     std::vector<double> values{0.5 * g.rank(), 1e-17 * g.rank(), 1.0};
     g.sumToRoot(values.data(), 3);
     reduced[r] = values;
+    std::vector<double> largest{static_cast<double>(g.rank()), -1.0 - g.rank(), g.rank() == 1 ? 1e300 : 0.1 + 1e-16};
+    g.maxToRoot(largest.data(), 3);
+    if (g.root()) maxima = largest;
     gathered[r] = g.gatherAll(std::string(static_cast<std::size_t>(g.rank()) * 3, 'a' + static_cast<char>(g.rank())));
     broadcast[r] = g.broadcastFromRoot(g.root() ? "from rank 0" : "ignored");
     std::vector<double> on_root{g.root() ? 4.0 : 0.0, g.root() ? -2.5 : 0.0};
@@ -54,6 +58,7 @@ TEST(RankGroup, CollectivesOverThreeRanks) {
     EXPECT_EQ(broadcast[r], "from rank 0");
   }
   EXPECT_EQ(reduced[0], (std::vector<double>{1.5, 3e-17, 3.0}));
+  EXPECT_EQ(maxima, (std::vector<double>{2.0, -1.0, 1e300}));  // element-wise, exact
 }
 
 // A rank that fails says why before it goes: the others' next collective names it and

@@ -54,6 +54,8 @@ class RankGroup {
   // data[0, count) summed over the ranks into rank 0's buffer, in float64; the other
   // ranks' buffers are left unspecified.
   void sumToRoot(double* data, int64_t count);
+  // The same, element-wise maxima (exact: no rounding).
+  void maxToRoot(double* data, int64_t count);
   // Rank 0's data[0, count) into every rank's buffer.
   void broadcastFromRoot(double* data, int64_t count);
   // Every rank's bytes, indexed by rank, on every rank.
@@ -68,6 +70,7 @@ class RankGroup {
   void announceFailure(int exit_code, const std::string& message) noexcept;
 
  private:
+  void reduceToRoot(double* data, int64_t count, bool maximum, const char* what);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
