@@ -27,6 +27,17 @@ void copyRows(at::Tensor into, const Eigen::MatrixXd& m) {
   into.view({-1, m.cols()}).narrow(0, 0, m.rows()).copy_(host);
 }
 
+std::vector<int64_t> toVector(const at::Tensor& t) {
+  const auto host = t.to(at::kCPU, at::kLong).contiguous();
+  return {host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel()};
+}
+
+template <typename T>
+void copyVector(at::Tensor into, const std::vector<T>& v) {
+  auto host = at::tensor(v, at::TensorOptions().dtype(c10::CppTypeToScalarType<T>::value));
+  into.copy_(host.to(into.scalar_type()));
+}
+
 }  // namespace
 
 struct Accumulator::Layer {
@@ -45,6 +56,10 @@ struct Accumulator::Layer {
   at::Tensor reservoir;  // [cap, T', d]
   int64_t reservoir_kept = 0;
   std::vector<int64_t> reservoir_windows;
+  // Over every position (MagnitudeStatistics): each dimension's first largest |h| and
+  // where it was, the |h| histogram, the skipped positions' sums, the squares.
+  at::Tensor position_abs_max, max_window, max_position, max_token, magnitude_counts, skipped_position_sum,
+      position_square_sum, context_square_sum, context_square_sum_from_1;
   bool parked = false;  // its sums on the host (layer-major on a GPU, between its blocks)
   bool allocated = false;
   bool taken = false;  // handed over by takeLayer: no batch may reach it again
@@ -54,7 +69,9 @@ struct Accumulator::Layer {
   template <typename Self, typename Visit>
   static void forEachDeviceTensor(Self& self, Visit visit) {
     for (auto* t : {&self.position_sum, &self.context_second_moment, &self.norm_sum, &self.cosine_sum, &self.context_means,
-                    &self.reservoir, &self.attention_input_sum})
+                    &self.reservoir, &self.attention_input_sum, &self.position_abs_max, &self.max_window, &self.max_position,
+                    &self.max_token, &self.magnitude_counts, &self.skipped_position_sum, &self.position_square_sum,
+                    &self.context_square_sum, &self.context_square_sum_from_1})
       visit(*t);
   }
   int64_t deviceBytes() const {
@@ -84,6 +101,16 @@ void Accumulator::allocate(Layer& layer) const {
   layer.cosine_sum = at::zeros({}, f64);
   layer.context_means = at::zeros({rows(options_.caps.contexts), dim_}, f64);
   layer.reservoir = at::zeros({rows(options_.caps.reservoir), positions_, dim_}, f64);
+  const auto i64 = f64.dtype(at::kLong);
+  layer.position_abs_max = at::zeros({seq_len_, dim_}, f64);
+  layer.max_window = at::full({dim_}, -1, i64);
+  layer.max_position = at::full({dim_}, -1, i64);
+  layer.max_token = at::full({dim_}, -1, i64);
+  layer.magnitude_counts = at::zeros({kMagnitudeBins}, f64);
+  layer.skipped_position_sum = at::zeros({options_.skip_first, dim_}, f64);
+  layer.position_square_sum = at::zeros({seq_len_}, f64);
+  layer.context_square_sum = at::zeros({}, f64);
+  layer.context_square_sum_from_1 = at::zeros({}, f64);
   if (options_.attention_inputs && layer.index >= 1) {
     layer.attention_input_sum = at::zeros({seq_len_, dim_}, f64);
     layer.attention_samples = at::zeros({rows(options_.caps.attention_samples), seq_len_, dim_}, at::kFloat);
@@ -94,10 +121,12 @@ void Accumulator::allocate(Layer& layer) const {
 
 Accumulator::~Accumulator() = default;
 
-void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels) {
+void Accumulator::beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels, const at::Tensor& ids) {
   batch_ = BatchState();  // not a braced aggregate: GCC 12 with LibTorch 2.11 warns on one of tensors
   batch_.windows = std::move(windows);
   batch_.labels = std::move(labels);
+  if (ids.defined()) batch_.ids = ids.to(device_, at::kLong);
+  batch_.window_indices = at::tensor(batch_.windows, at::TensorOptions().dtype(at::kLong)).to(device_);
 }
 
 std::optional<int64_t> Accumulator::firstNonFinite() const {
@@ -140,6 +169,7 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   if (!layer) return;
 
   const int64_t batch = h.size(0);
+  addMagnitudes(*layer, hidden, all_norms, reduced);
   layer->sequences += batch;
   layer->position_sum.add_(at::sum(h, {0}, false, reduced));
   if (layer->second_moment) layer->second_moment->addBatch(h);
@@ -164,6 +194,42 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
       layer->reservoir_windows.push_back(batch_.windows.at(static_cast<size_t>(b)));
     }
   }
+}
+
+void Accumulator::addMagnitudes(Layer& l, const at::Tensor& hidden, const at::Tensor& all_norms, at::ScalarType reduced) const {
+  const int64_t b = hidden.size(0), t = hidden.size(1);
+  const auto magnitude = hidden.abs().to(reduced).reshape({b * t, dim_});  // rows: window after window, position after position
+  // torch's max returns the first of equal maxima (its documented contract): the lowest
+  // window, then position, as merge() keeps. The first batch sets every dimension.
+  const auto [largest, flat] = at::max(magnitude, 0);
+  const auto taken = l.sequences == 0 ? at::ones_like(largest, at::kBool) : largest.to(at::kDouble) > at::amax(l.position_abs_max, {0});
+  l.max_window = at::where(taken, batch_.window_indices.index_select(0, at::div(flat, t, "floor")), l.max_window);
+  l.max_position = at::where(taken, at::remainder(flat, t), l.max_position);
+  if (batch_.ids.defined()) l.max_token = at::where(taken, batch_.ids.reshape({-1}).index_select(0, flat), l.max_token);
+  else l.max_token.masked_fill_(taken, -1);
+  l.position_abs_max = at::maximum(l.position_abs_max, at::amax(magnitude.view({b, t, dim_}), {0}).to(at::kDouble));
+  // |h| binned by its float32 bits (exponent and 4 mantissa bits: MagnitudeStatistics),
+  // 2^24 at a time so that the bins' int64 indices stay a bounded copy. bincount on the CPU;
+  // on a GPU an index_add, which needs no synchronisation (bincount sizes its output first).
+  const auto flat_magnitude = magnitude.to(at::kFloat).reshape({-1});
+  constexpr int64_t kChunk = int64_t{1} << 24;
+  for (int64_t start = 0; start < flat_magnitude.numel(); start += kChunk) {
+    const auto part = flat_magnitude.narrow(0, start, std::min(kChunk, flat_magnitude.numel() - start));
+    // The mask: a NaN may keep its sign through abs (LibTorch 1.13's vectorised bfloat16 abs
+    // does), and a negative index would throw before the batch's own check names the NaN.
+    const auto bins = at::__rshift__(part.view(at::kInt), 23 - kMagnitudeMantissaBits).bitwise_and_(kMagnitudeBins - 1).to(at::kLong);
+    if (device_.is_cpu())
+      l.magnitude_counts.add_(at::bincount(bins, {}, kMagnitudeBins).narrow(0, 0, kMagnitudeBins));
+    else
+      l.magnitude_counts.index_add_(0, bins, at::ones({1}, l.magnitude_counts.options()).expand({bins.numel()}));
+  }
+  // The ANOVA over every position, position 0 in and out (metrics::massiveActivations).
+  if (options_.skip_first > 0)
+    l.skipped_position_sum.add_(at::sum(hidden.narrow(1, 0, options_.skip_first), {0}, false, reduced));
+  l.position_square_sum.add_(all_norms.pow(2).sum(0));
+  const auto sums = at::sum(hidden, {1}, false, reduced).to(at::kDouble);  // [B, d]
+  l.context_square_sum.add_((sums / static_cast<double>(t)).pow(2).sum());
+  if (t > 1) l.context_square_sum_from_1.add_(((sums - hidden.select(1, 0).to(at::kDouble)) / static_cast<double>(t - 1)).pow(2).sum());
 }
 
 void Accumulator::onAttentionInput(int64_t block, const at::Tensor& normed) {
@@ -247,6 +313,7 @@ void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::
     copyRows(l.reservoir, s.reservoir);
     l.reservoir_kept = static_cast<int64_t>(s.reservoir_windows.size());
     l.reservoir_windows = s.reservoir_windows;
+    restoreMagnitudes(l, s.magnitudes, where);
     if (heads) {
       copyRows(l.attention_input_sum, s.attention_input_sum);
       copyRows(l.attention_samples, s.attention_samples);  // float32 values held in float64: exact
@@ -254,6 +321,24 @@ void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::
       l.attention_sample_windows = s.attention_sample_windows;
     }
   }
+}
+
+void Accumulator::restoreMagnitudes(Layer& l, const MagnitudeStatistics& m, const std::string& where) {
+  if (m.empty())
+    throw InputError(where, "layer " + std::to_string(l.index) +
+                                " has no massive-activation statistics (a state of an earlier posgeom): run it again without --resume");
+  if (m.seqLen() != l.position_abs_max.size(0) || m.dim() != l.position_abs_max.size(1) ||
+      m.skipped_position_sum.rows() != l.skipped_position_sum.size(0) || static_cast<int64_t>(m.counts.size()) != kMagnitudeBins)
+    throw InputError(where, "layer " + std::to_string(l.index) + " does not fit this run's statistics");
+  copyRows(l.position_abs_max, m.position_abs_max);
+  copyVector(l.max_window, m.max_window);
+  copyVector(l.max_position, m.max_position);
+  copyVector(l.max_token, m.max_token);
+  copyVector(l.magnitude_counts, m.counts);
+  copyRows(l.skipped_position_sum, m.skipped_position_sum);
+  copyRows(l.position_square_sum, m.position_square_sum);
+  l.context_square_sum.fill_(m.context_square_sum);
+  l.context_square_sum_from_1.fill_(m.context_square_sum_from_1);
 }
 
 LayerStatistics Accumulator::statisticsOf(const Layer& layer) const {
@@ -278,6 +363,18 @@ LayerStatistics Accumulator::statisticsOf(const Layer& layer) const {
   s.context_labels = l->context_labels;
   s.reservoir = toEigen(l->reservoir.narrow(0, 0, l->reservoir_kept).reshape({-1, l->position_sum.size(1)}));
   s.reservoir_windows = l->reservoir_windows;
+  auto& m = s.magnitudes;
+  m.position_abs_max = toEigen(l->position_abs_max);
+  m.max_window = toVector(l->max_window);
+  m.max_position = toVector(l->max_position);
+  m.max_token = toVector(l->max_token);
+  const auto counts = l->magnitude_counts.to(at::kCPU).contiguous();
+  m.counts.assign(counts.data_ptr<double>(), counts.data_ptr<double>() + counts.numel());
+  m.skipped_position_sum = toEigen(l->skipped_position_sum);
+  if (m.skipped_position_sum.size() == 0) m.skipped_position_sum.resize(0, l->position_sum.size(1));
+  m.position_square_sum = toEigen(l->position_square_sum);
+  m.context_square_sum = l->context_square_sum.item<double>();
+  m.context_square_sum_from_1 = l->context_square_sum_from_1.item<double>();
   if (l->attention_input_sum.defined()) {
     s.attention_input_sum = toEigen(l->attention_input_sum);
     s.attention_samples = toEigen(l->attention_samples.narrow(0, 0, l->attention_samples_kept).reshape({-1, l->attention_input_sum.size(1)}));

@@ -56,6 +56,7 @@ void merge(LayerStatistics& into, const LayerStatistics& other, const SampleCaps
     throw std::invalid_argument("statistics of layer " + std::to_string(other.layer) + " differ in attention inputs");
   if (into.attention_input_sum.size()) into.attention_input_sum += other.attention_input_sum;
   into.norm_sum += other.norm_sum;
+  merge(into.magnitudes, other.magnitudes);
   into.previous_cosine_sum += other.previous_cosine_sum;
   mergeSamples(into.context_means, into.context_windows, &into.context_labels, other.context_means,
                other.context_windows, &other.context_labels, caps.contexts, 1);

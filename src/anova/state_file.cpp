@@ -25,6 +25,14 @@ void addMatrix(io::SafetensorsWriter& w, const std::string& name, const Eigen::M
   });
 }
 
+// A column [n, 1], written from the vector itself (a MatrixXd made of it would be a
+// temporary gone before the deferred write).
+void addColumn(io::SafetensorsWriter& w, const std::string& name, const Eigen::VectorXd& v) {
+  w.addDeferred(name, io::DType::kF64, {v.size(), 1}, [&v](std::byte* out) {
+    if (v.size()) std::memcpy(out, v.data(), static_cast<std::size_t>(v.size()) * sizeof(double));
+  });
+}
+
 // Samples of activations that were float32 (or narrower) to begin with: half the bytes.
 void addFloatMatrix(io::SafetensorsWriter& w, const std::string& name, const Eigen::MatrixXd& m) {
   w.addDeferred(name, io::DType::kF32, {m.rows(), m.cols()}, [&m](std::byte* out) {
@@ -68,6 +76,22 @@ nlohmann::json addLayer(io::SafetensorsWriter& w, const LayerStatistics& s) {
                           {"context_windows", s.context_windows},
                           {"context_labels", s.context_labels},
                           {"reservoir_windows", s.reservoir_windows}};
+  if (!s.magnitudes.empty()) {
+    const auto& m = s.magnitudes;
+    addMatrix(w, p + "position_abs_max", m.position_abs_max);
+    w.addDeferred(p + "max_where", io::DType::kF64, {3, m.dim()}, [&m](std::byte* out) {
+      auto* row = reinterpret_cast<double*>(out);
+      for (const auto* v : {&m.max_window, &m.max_position, &m.max_token})
+        for (const int64_t x : *v) *row++ = static_cast<double>(x);  // exact: windows, positions and ids are below 2^53
+    });
+    w.addDeferred(p + "magnitude_counts", io::DType::kF64, {1, static_cast<int64_t>(m.counts.size())}, [&m](std::byte* out) {
+      if (!m.counts.empty()) std::memcpy(out, m.counts.data(), m.counts.size() * sizeof(double));
+    });
+    addMatrix(w, p + "skipped_position_sum", m.skipped_position_sum);
+    addColumn(w, p + "position_square_sum", m.position_square_sum);
+    layer["context_square_sum"] = m.context_square_sum;
+    layer["context_square_sum_from_1"] = m.context_square_sum_from_1;
+  }
   if (s.attention_input_sum.size()) {
     addMatrix(w, p + "attention_input_sum", s.attention_input_sum);
     addFloatMatrix(w, p + "attention_samples", s.attention_samples);
@@ -94,6 +118,27 @@ void writeState(io::SafetensorsWriter& w, const AnalysisState& state, nlohmann::
   w.write(path);
 }
 
+// The magnitude statistics of a layer whose position_abs_max is in the file, checked
+// against its other tensors' shapes.
+void readMagnitudes(const io::SafetensorsFile& f, const nlohmann::json& l, const std::string& p, LayerStatistics& s) {
+  auto& m = s.magnitudes;
+  m.position_abs_max = readMatrix(f, p + "position_abs_max");
+  const auto where = readMatrix(f, p + "max_where");
+  const auto counts = readMatrix(f, p + "magnitude_counts");
+  m.skipped_position_sum = readMatrix(f, p + "skipped_position_sum");
+  m.position_square_sum = readMatrix(f, p + "position_square_sum");
+  const int64_t d = m.dim(), t = m.seqLen();
+  if (where.rows() != 3 || where.cols() != d || counts.rows() != 1 || counts.cols() != kMagnitudeBins ||
+      m.skipped_position_sum.cols() != d || m.skipped_position_sum.rows() >= t || m.position_square_sum.rows() != t ||
+      m.position_square_sum.cols() != 1 || d != s.dim() || t - m.skipped_position_sum.rows() != s.positions())
+    throw InputError(f.path().string(), "the massive-activation tensors of layer " + std::to_string(s.layer) + " do not fit its statistics");
+  for (auto [row, v] : {std::pair{0, &m.max_window}, std::pair{1, &m.max_position}, std::pair{2, &m.max_token}})
+    for (Eigen::Index i = 0; i < d; ++i) v->push_back(static_cast<int64_t>(where(row, i)));
+  m.counts.assign(counts.data(), counts.data() + counts.size());
+  m.context_square_sum = l.at("context_square_sum").get<double>();
+  m.context_square_sum_from_1 = l.at("context_square_sum_from_1").get<double>();
+}
+
 LayerStatistics readLayer(const io::SafetensorsFile& f, const nlohmann::json& l) {
   LayerStatistics s;
   s.layer = l.at("layer").get<int64_t>();
@@ -109,6 +154,7 @@ LayerStatistics readLayer(const io::SafetensorsFile& f, const nlohmann::json& l)
   s.context_second_moment = readMatrix(f, p + "context_second_moment");
   s.context_means = readMatrix(f, p + "context_means");
   s.reservoir = readMatrix(f, p + "reservoir");
+  if (f.find(p + "position_abs_max")) readMagnitudes(f, l, p, s);
   if (f.find(p + "attention_input_sum")) {
     s.attention_input_sum = readMatrix(f, p + "attention_input_sum");
     s.attention_samples = readMatrix(f, p + "attention_samples");

@@ -32,6 +32,7 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   m.stable_rank = stableRank(m.singular_pos);
   m.explained_ratio = explainedRatio(m.singular_pos, m.screenot.rank);
   m.global_mean_norm = d.global_mean.norm();
+  m.massive = massiveActivations(stats);
   m.pos_fro_norm = d.positional.norm();
   if (stats.hasSecondMoment()) {
     // |P stacked N times|_op / |M|_op = sqrt(N) s_1(P) / sqrt(lambda_max(M^T M)).

@@ -133,7 +133,7 @@ BatchSeconds AnalysisPass::run(const WindowBatch& batch) {
   auto& acc = impl_->accumulator;
   std::optional<TimedObserver> timed;
   request.observer = impl_->model->numerics().device.is_cpu() ? &timed.emplace(acc) : static_cast<model::LayerObserver*>(&acc);
-  acc.beginBatch(batch.indices, batch.labels);
+  acc.beginBatch(batch.indices, batch.labels, request.ids);
   impl_->model->model().forward(request);
   acc.checkFinite(nonFiniteCause(impl_->plan.pass.dtype));  // the batch's one synchronisation
   return {secondsSince(start), timed ? timed->seconds : 0.0};
@@ -149,7 +149,7 @@ BatchSeconds AnalysisPass::runWave(const std::vector<WindowBatch>& wave, bool la
   for (const auto& batch : wave) {
     requests.push_back(impl_->request(batch));
     requests.back().observer = observer;
-    acc.beginBatch(batch.indices, batch.labels);
+    acc.beginBatch(batch.indices, batch.labels, requests.back().ids);
     states.push_back(acc.suspendBatch());
   }
   constexpr auto kNone = static_cast<std::size_t>(-1);

@@ -28,13 +28,19 @@ MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameter
   const int64_t query_block = std::min<int64_t>(128, s.seq_len);
   const int64_t d = c.hidden_size, positions = s.seq_len - s.skip_first;
   e.activations = s.compute_bytes * (tokens * (7 * c.hidden_size + 2 * ff) + 2 * s.batch * c.num_heads * query_block * s.seq_len) +
-                  tokens * d * 4 * (s.compute_bytes < 4 ? 3 : 1) + (s.second_moment ? 4 * d * d : 0);
+                  tokens * d * 4 * (s.compute_bytes < 4 ? 3 : 1) + (s.second_moment ? 4 * d * d : 0) +
+                  // the magnitudes: |h| in float32, and the bins of 2^24 of them at a time (int32, int64)
+                  tokens * d * 4 + 12 * std::min<int64_t>(tokens * d, int64_t{1} << 24);
   // Per layer, as anova::Accumulator allocates it: float64 position sums, context second
   // moment, context means and reservoir (their rows no more than the windows), the float64
   // second moment and its float32 d x d; with --heads the attention inputs' float64 sum on
   // the device and their float32 samples on the host.
   const auto rows = [&](int64_t cap) { return anova::sampleRows(cap, s.windows); };
   int64_t accumulated = 8 * (positions * d + d * d + rows(s.contexts_cap) * d + rows(s.reservoir) * positions * d);
+  // ... and the magnitudes over every position (MagnitudeStatistics): the largest |h| per
+  // position and dimension, where each dimension's occurred, the histogram, the skipped
+  // positions' sums and the squares.
+  accumulated += 8 * (s.seq_len * d + 3 * d + anova::kMagnitudeBins + s.skip_first * d + s.seq_len + 2);
   if (s.second_moment) accumulated += 8 * d * d + 4 * d * d;
   const int64_t samples = s.heads ? 4 * rows(s.attention_samples) * s.seq_len * d : 0;
   if (s.heads) accumulated += 8 * s.seq_len * d;

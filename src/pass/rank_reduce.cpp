@@ -22,7 +22,10 @@ json describe(const anova::LayerStatistics& l) {
           {"context_windows", l.context_windows},
           {"context_labels", l.context_labels},
           {"reservoir_windows", l.reservoir_windows},
-          {"attention_sample_windows", l.attention_sample_windows}};
+          {"attention_sample_windows", l.attention_sample_windows},
+          {"magnitudes", l.magnitudes.empty() ? json::array({0, 0, 0})
+                                              : json::array({l.magnitudes.seqLen(), l.magnitudes.skipped_position_sum.rows(),
+                                                             l.magnitudes.dim()})}};
 }
 
 // The shape a field has on the ranks that have it ([0, 0] where none has).
@@ -81,6 +84,64 @@ void mergeSamples(Eigen::MatrixXd& rows, std::vector<int64_t>& windows, std::vec
   if (labels) *labels = std::move(merged_labels);
 }
 
+// Maxima do not sum: the largest |h| by position and dimension is reduced by max; each
+// dimension's largest with where it was (value, window, position, token: 4 x d numbers,
+// exact below 2^53) goes to rank 0 in a slot of its own (a buffer of zeros, summed), where
+// the ranks' are merged as anova::merge merges states; the rest sums. None on rank 0 where
+// the ranks have none.
+void reduceMagnitudes(anova::MagnitudeStatistics& m, const std::vector<json>& layers, runtime::RankGroup& group) {
+  const auto shape = layers.front()["magnitudes"];
+  for (const auto& l : layers)
+    if (l["magnitudes"] != shape) throw std::logic_error("ranks hold magnitude statistics of different shapes");
+  if (shape[0].get<int64_t>() == 0) {
+    m = anova::MagnitudeStatistics();
+    return;
+  }
+  const Eigen::Index d = m.dim();
+  const Eigen::VectorXd largest = m.absMax();
+  Eigen::MatrixXd where = Eigen::MatrixXd::Zero(4 * d, group.world());  // a column per rank
+  for (Eigen::Index i = 0; i < d; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    where.col(group.rank()).segment(4 * i, 4) << largest[i], static_cast<double>(m.max_window[at]),
+        static_cast<double>(m.max_position[at]), static_cast<double>(m.max_token[at]);
+  }
+  group.sumToRoot(where.data(), where.size());
+  group.maxToRoot(m.position_abs_max.data(), m.position_abs_max.size());
+  Eigen::VectorXd sums(static_cast<Eigen::Index>(m.counts.size()) + m.skipped_position_sum.size() + m.position_square_sum.size() + 2);
+  sums << Eigen::Map<const Eigen::VectorXd>(m.counts.data(), static_cast<Eigen::Index>(m.counts.size())),
+      m.skipped_position_sum.reshaped(), m.position_square_sum, m.context_square_sum, m.context_square_sum_from_1;
+  group.sumToRoot(sums.data(), sums.size());
+  if (!group.root()) return;
+  Eigen::Index k = 0;
+  for (auto& c : m.counts) c = sums[k++];
+  m.skipped_position_sum.reshaped() = sums.segment(k, m.skipped_position_sum.size());
+  k += m.skipped_position_sum.size();
+  m.position_square_sum = sums.segment(k, m.position_square_sum.size());
+  k += m.position_square_sum.size();
+  m.context_square_sum = sums[k];
+  m.context_square_sum_from_1 = sums[k + 1];
+  // Each dimension's: the largest over the ranks, of equal ones the lowest window then
+  // position; a rank that saw no window (-1) never.
+  for (Eigen::Index i = 0; i < d; ++i) {
+    Eigen::Index best = -1;
+    for (Eigen::Index r = 0; r < where.cols(); ++r) {
+      const auto rec = where.col(r).segment(4 * i, 4);
+      if (rec[1] < 0) continue;
+      if (best < 0) {
+        best = r;
+        continue;
+      }
+      const auto b = where.col(best).segment(4 * i, 4);
+      if (rec[0] > b[0] || (rec[0] == b[0] && std::make_pair(rec[1], rec[2]) < std::make_pair(b[1], b[2]))) best = r;
+    }
+    if (best < 0) continue;
+    const auto at = static_cast<std::size_t>(i);
+    m.max_window[at] = static_cast<int64_t>(where(4 * i + 1, best));
+    m.max_position[at] = static_cast<int64_t>(where(4 * i + 2, best));
+    m.max_token[at] = static_cast<int64_t>(where(4 * i + 3, best));
+  }
+}
+
 }  // namespace
 
 std::vector<anova::LayerStatistics> reduceToRoot(std::vector<anova::LayerStatistics> layers, runtime::RankGroup& group,
@@ -107,6 +168,7 @@ std::vector<anova::LayerStatistics> reduceToRoot(std::vector<anova::LayerStatist
     sumField(l.second_moment, of_layer, "second_moment", group);
     sumField(l.context_second_moment, of_layer, "context_second_moment", group);
     sumField(l.attention_input_sum, of_layer, "attention_input_sum", group);
+    reduceMagnitudes(l.magnitudes, of_layer, group);
     const Eigen::Index d = l.position_sum.cols();
     mergeSamples(l.context_means, l.context_windows, &l.context_labels, of_layer, "context_windows", "context_labels",
                  caps.contexts, 1, d, group);
@@ -181,6 +243,9 @@ std::vector<anova::LayerStatistics> resumeShare(const std::vector<anova::LayerSt
       l.context_labels = d["context_labels"].get<std::vector<std::string>>();
       l.reservoir_windows = d["reservoir_windows"].get<std::vector<int64_t>>();
       l.attention_sample_windows = d["attention_sample_windows"].get<std::vector<int64_t>>();
+      const auto& shape = d["magnitudes"];  // no window seen yet here: nothing to merge later
+      if (shape[0].get<int64_t>() > 0)
+        l.magnitudes = anova::MagnitudeStatistics::none(shape[0].get<int64_t>(), shape[1].get<int64_t>(), shape[2].get<int64_t>());
     }
     l.context_means = broadcastMatrix(l.context_means, d["context_means"], group);
     l.reservoir = broadcastMatrix(l.reservoir, d["reservoir"], group);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "posgeom/base/log.h"
 #include "posgeom/report/svg_plot.h"
 
 namespace posgeom::report {
@@ -116,6 +117,48 @@ std::string singularValuesFigure(const std::vector<metrics::LayerMetrics>& layer
                        "Singular values of the positional basis P, the context vectors cvec and the residuals resid (log "
                        "scale): a few large values of P above the ScreeNOT threshold, then a sharp drop, is its low rank.",
                        panels);
+}
+
+std::string massiveActivationsFigure(const std::vector<metrics::LayerMetrics>& layers) {
+  constexpr std::size_t kDrawn = 3;  // the largest dimensions drawn per layer
+  const char* colors[kDrawn] = {"#b2182b", "#2166ac", "#1b7837"};
+  std::vector<std::string> panels;
+  std::string named;
+  for (const auto& m : layers) {
+    if (!m.massive) continue;
+    const auto& a = *m.massive;
+    std::vector<Series> series;
+    std::vector<double> all{a.median_abs};
+    const auto t = static_cast<double>(a.top_by_position.cols());
+    for (std::size_t r = 0; r < std::min(kDrawn, a.top.size()); ++r) {
+      Series s{"dim " + std::to_string(a.top[r].dim), {}, {}, colors[r], false};
+      for (Eigen::Index p = 0; p < a.top_by_position.cols(); ++p) {
+        s.x.push_back(static_cast<double>(p + 1));  // log scale: the first positions, where they are, get room
+        s.y.push_back(a.top_by_position(static_cast<Eigen::Index>(r), p));
+      }
+      all.insert(all.end(), s.y.begin(), s.y.end());
+      series.push_back(std::move(s));
+      if (a.top[r].massive)
+        named += (named.empty() ? "" : ", ") + std::to_string(m.layer) + ":" + std::to_string(a.top[r].dim) + "@" +
+                 std::to_string(a.top[r].position);
+    }
+    const double cut = metrics::kMassiveTimesMedian * a.median_abs;
+    series.push_back({"median", {1, t}, {a.median_abs, a.median_abs}, "#7b7b7b", false});
+    series.push_back({log::number("%.0f", metrics::kMassiveTimesMedian) + "x median", {1, t}, {cut, cut}, "#e08214", false});
+    all.push_back(cut);
+    panels.push_back(linePlotSvg(series, {layerTitle("Largest |h| by position", m.layer), "position + 1", "max |h| over windows"},
+                                 {0.9, t * 1.1, true}, fitRange(all, true)));
+  }
+  if (panels.empty()) return "";
+  return figureElement(
+      "fig-massive-activations",
+      "Massive activations: each layer's three largest dimensions, their largest |h| over the windows at every position "
+      "(every position, skipped ones too; both axes log scale, position 0 at 1), beside the layer's median |h| and " +
+          log::number("%.0f", metrics::kMassiveTimesMedian) +
+          " times it. A dimension far above the rest at one or two positions (position 0, a first delimiter) is a massive "
+          "activation (Sun et al. 2024). Massive here (layer:dim@position): " +
+          (named.empty() ? std::string("none") : named) + ".",
+      panels);
 }
 
 std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k) {

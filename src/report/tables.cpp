@@ -124,6 +124,65 @@ std::string matrixCsv(const Eigen::MatrixXd& m, const CsvAxes& axes) {
   return out;
 }
 
+namespace {
+
+nlohmann::json sharesJson(const metrics::VarianceShares& v) {
+  return {{keys::kPositionShare, v.position}, {keys::kContextShare, v.context}, {keys::kResidualShare, v.residual}};
+}
+
+// A layer's massive activations (issue 36) as summary.json gives them.
+nlohmann::json massiveJson(const metrics::MassiveActivations& m) {
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& d : m.top)
+    top.push_back({{keys::kDim, d.dim},
+                   {keys::kMaxAbs, d.max_abs},
+                   {keys::kTimesMedian, finiteOrNull(d.times_median)},
+                   {keys::kMassive, d.massive},
+                   {keys::kWindow, d.window},
+                   {keys::kPosition, d.position},
+                   {keys::kTokenId, d.token >= 0 ? nlohmann::json(d.token) : nlohmann::json(nullptr)},
+                   {keys::kPositions, d.positions},
+                   {keys::kPos0Share, d.pos0_share}});
+  return {{keys::kMedianAbs, m.median_abs},
+          {keys::kMedianRelativeError, m.median_relative_error},
+          {keys::kNamedAbove, metrics::kMassiveTimesMedian},
+          {keys::kMassiveDimensions, m.massive_count},
+          {keys::kTop, std::move(top)},
+          {keys::kPosition0, {{keys::kPosNorm, m.position0_norm}, {keys::kMassiveShare, m.position0_massive_share}}},
+          {keys::kVarianceShares,
+           {{keys::kWithPosition0, sharesJson(m.with_position_0)}, {keys::kWithoutPosition0, sharesJson(m.without_position_0)}}}};
+}
+
+// massive_activations.csv's rows: each layer's top dimensions beside the layer's numbers.
+nlohmann::json massiveRows(const nlohmann::json& layer_rows) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& layer : layer_rows) {
+    if (!layer.contains(keys::kMassiveActivations)) continue;
+    const auto& m = layer.at(keys::kMassiveActivations);
+    for (const auto& d : m.at(keys::kTop)) {
+      std::string positions;
+      for (const auto& p : d.at(keys::kPositions)) positions += (positions.empty() ? "" : " ") + p.dump();
+      rows.push_back({{keys::kLayer, layer.at(keys::kLayer)},
+                      {keys::kDim, d.at(keys::kDim)},
+                      {keys::kMaxAbs, d.at(keys::kMaxAbs)},
+                      {keys::kTimesMedian, d.at(keys::kTimesMedian)},
+                      {keys::kMassive, d.at(keys::kMassive).get<bool>() ? 1 : 0},
+                      {keys::kMedianAbs, m.at(keys::kMedianAbs)},
+                      {keys::kWindow, d.at(keys::kWindow)},
+                      {keys::kPosition, d.at(keys::kPosition)},
+                      {keys::kTokenId, d.at(keys::kTokenId)},
+                      {keys::kPositions, positions},
+                      {keys::kPos0Share, d.at(keys::kPos0Share)},
+                      {keys::kPos0MassiveShare, m.at(keys::kPosition0).at(keys::kMassiveShare)},
+                      {keys::kPositionShareWith0, m.at(keys::kVarianceShares).at(keys::kWithPosition0).at(keys::kPositionShare)},
+                      {keys::kPositionShareWithout0, m.at(keys::kVarianceShares).at(keys::kWithoutPosition0).at(keys::kPositionShare)}});
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
 nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<metrics::LayerMetrics>& layers,
                            const std::vector<metrics::CrossLayerMetrics>& cross,
                            const std::vector<heads::HeadReport>& head_reports) {
@@ -146,6 +205,7 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
                           {keys::kMeanHiddenNorm, m.mean_hidden_norm},
                           {keys::kPreviousLayerCosine, optionalJson(m.previous_layer_cosine)},
                           {keys::kTopSingularValuesPos, vectorJson(m.singular_pos, 20)}};
+    if (m.massive) row[keys::kMassiveActivations] = massiveJson(*m.massive);
     if (m.label_cosines) {
       row[keys::kContextCosWithinLabel] = m.label_cosines->within;
       row[keys::kContextCosBetweenLabel] = m.label_cosines->between;
@@ -219,6 +279,9 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
                  const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& head_reports) {
   io::writeTextFileAtomically(dir / "layers.csv",
                               jsonTableCsv(summary.at(keys::kLayers), {keys::kLayersCsvColumns.begin(), keys::kLayersCsvColumns.end()}));
+  const auto massive = massiveRows(summary.at(keys::kLayers));
+  if (!massive.empty())
+    io::writeTextFileAtomically(dir / keys::kMassiveCsv, jsonTableCsv(massive, {keys::kMassiveCsvColumns.begin(), keys::kMassiveCsvColumns.end()}));
   // Rows of P are the positions after skip_first, numbered as in the window.
   const int64_t first = summary.value(keys::kSkipFirst, int64_t{0});
   for (const auto& m : layers) {

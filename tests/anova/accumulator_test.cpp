@@ -94,6 +94,14 @@ TEST(Accumulator, NonFiniteActivationsNameTheirFirstHiddenState) {
   acc.beginBatch({6}, {""});  // a new batch starts clean
   acc.onHidden(0, h.narrow(0, 0, 1));
   acc.checkFinite();
+  // x86's NaN of inf - inf has its sign bit set, and LibTorch 1.13's vectorised bfloat16 abs
+  // keeps it: the magnitudes' bins take it, and the batch's check names it as any NaN.
+  anova::Accumulator wide(o, 64, 64, at::kCPU);
+  auto inf = at::full({2, 64, 64}, std::numeric_limits<float>::infinity(), at::kFloat);
+  const auto nan = (inf - inf).to(at::kBFloat16);
+  wide.beginBatch({0, 1}, {"", ""});
+  EXPECT_NO_THROW(wide.onHidden(0, nan));
+  EXPECT_THROW(wide.checkFinite(), InputError);
 }
 
 // float32 activations, as a pass gives them, against the float64 statistics of the same
@@ -127,6 +135,68 @@ TEST_P(AccumulatorOnDevice, Float32ActivationsReduceToTheFloat64Definition) {
   for (int c = 0; c < 4; ++c) EXPECT_EQ(s.attention_samples.middleRows(c * 7, 7), kept[static_cast<size_t>(c)]) << c;
 }
 
+// Issue 36: a massive activation planted at window 7, position 0 (which the ANOVA skips),
+// dimension 2, is found with its window, position and token id; every magnitude statistic
+// equals its definition over every position, in batches as a pass gives them.
+TEST_P(AccumulatorOnDevice, APlantedMassiveActivationIsFoundWhereItIs) {
+  auto h = tensorOf(randomSequences(10, 7, 4, 21)).to(at::kFloat);
+  h[7][0][2] = -640.0F;
+  h[4][3][1] = 90.0F;
+  const auto ids = at::arange(70, at::kLong).reshape({10, 7}) + 1000;
+  std::vector<int64_t> windows(10);
+  std::iota(windows.begin(), windows.end(), 20);
+  anova::AccumulatorOptions o;
+  o.layers = {0};
+  o.skip_first = 2;
+  anova::Accumulator acc(o, 7, 4, device());
+  for (int64_t start = 0; start < 10; start += 3) {
+    const int64_t b = std::min<int64_t>(3, 10 - start);
+    acc.beginBatch({windows.begin() + start, windows.begin() + start + b}, std::vector<std::string>(static_cast<std::size_t>(b)),
+                   ids.narrow(0, start, b));
+    acc.onHidden(0, h.narrow(0, start, b).to(device()));
+  }
+  const auto got = acc.statistics().at(0).magnitudes;
+  std::vector<std::vector<int64_t>> id_rows;
+  for (int64_t c = 0; c < 10; ++c) {
+    id_rows.emplace_back();
+    for (int64_t p = 0; p < 7; ++p) id_rows.back().push_back(ids[c][p].item<int64_t>());
+  }
+  const auto want = directMagnitudes(sequencesOf(h), 2, windows, id_rows);
+  EXPECT_EQ(got.max_window[2], 27);
+  EXPECT_EQ(got.max_position[2], 0);
+  EXPECT_EQ(got.max_token[2], 1049);
+  EXPECT_EQ(got.absMax()[2], 640);
+  EXPECT_EQ(got.max_window[1], 24);
+  EXPECT_EQ(got.max_position[1], 3);
+  EXPECT_EQ(got.position_abs_max, want.position_abs_max);  // float32 magnitudes: exact
+  EXPECT_EQ(got.max_window, want.max_window);
+  EXPECT_EQ(got.max_position, want.max_position);
+  EXPECT_EQ(got.max_token, want.max_token);
+  EXPECT_EQ(got.counts, want.counts);
+  EXPECT_LT(relativeError(got.skipped_position_sum, want.skipped_position_sum), 1e-6);
+  EXPECT_LT(relativeError(got.position_square_sum, want.position_square_sum), 1e-6);
+  EXPECT_NEAR(got.context_square_sum, want.context_square_sum, 1e-6 * want.context_square_sum);
+  EXPECT_NEAR(got.context_square_sum_from_1, want.context_square_sum_from_1, 1e-6 * want.context_square_sum_from_1);
+}
+
+// Windows whose first token is the same (a BOS token) have equal maxima there: the lowest
+// window is named, on every device, as merge() names it.
+TEST_P(AccumulatorOnDevice, EqualMaximaNameTheLowestWindow) {
+  auto h = at::randn({6, 4, 3}, at::kFloat);
+  h.select(1, 0).fill_(9.0F);
+  anova::AccumulatorOptions o;
+  o.layers = {0};
+  anova::Accumulator acc(o, 4, 3, device());
+  acc.beginBatch({10, 11, 12}, {"", "", ""});
+  acc.onHidden(0, h.narrow(0, 0, 3).to(device()));
+  acc.beginBatch({13, 14, 15}, {"", "", ""});
+  acc.onHidden(0, h.narrow(0, 3, 3).to(device()));
+  const auto m = acc.statistics().at(0).magnitudes;
+  EXPECT_EQ(m.max_window, (std::vector<int64_t>{10, 10, 10}));
+  EXPECT_EQ(m.max_position, (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(m.max_token, (std::vector<int64_t>{-1, -1, -1}));  // no ids given
+}
+
 TEST(Accumulator, ShardsMergedEqualOneRunTo1e12) {
   const auto t = tensorOf(randomSequences(12, 9, 5, 7));
   const auto prev = at::randn_like(t);
@@ -144,6 +214,11 @@ TEST(Accumulator, ShardsMergedEqualOneRunTo1e12) {
   EXPECT_LT(rel(merged.context_means, whole.context_means), 1e-12);
   EXPECT_LT(rel(merged.reservoir, whole.reservoir), 1e-12);
   EXPECT_NEAR(merged.previous_cosine_sum, whole.previous_cosine_sum, 1e-12 * std::abs(whole.previous_cosine_sum));
+  EXPECT_EQ(merged.magnitudes.position_abs_max, whole.magnitudes.position_abs_max);
+  EXPECT_EQ(merged.magnitudes.max_window, whole.magnitudes.max_window);
+  EXPECT_EQ(merged.magnitudes.max_position, whole.magnitudes.max_position);
+  EXPECT_EQ(merged.magnitudes.counts, whole.magnitudes.counts);
+  EXPECT_LT(rel(merged.magnitudes.position_square_sum, whole.magnitudes.position_square_sum), 1e-12);
 }
 
 // What `analyze --resume` relies on: statistics() then restore() into a fresh accumulator

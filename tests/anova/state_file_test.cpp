@@ -34,13 +34,16 @@ TEST(StateFile, RoundTripsEveryField) {
   EXPECT_EQ(l.previous_cosine_sum, 0.25);
 }
 
-// Three layers, the second with its block's attention inputs.
+// Three layers, the second with its block's attention inputs, the last two with their
+// magnitude statistics (the first as a state written before them).
 anova::AnalysisState threeLayers() {
   anova::AnalysisState state;
   state.settings = {{"seq_len", 6}};
   state.windows = 5;
   for (int64_t layer : {0, 1, 2}) {
-    auto stats = directStatistics(randomSequences(5, 6, 3, 7 + static_cast<unsigned>(layer)), 1, layer);
+    const auto sequences = randomSequences(5, 6, 3, 7 + static_cast<unsigned>(layer));
+    auto stats = directStatistics(sequences, 1, layer);
+    if (layer >= 1) stats.magnitudes = directMagnitudes(sequences, 1, {0, 1, 2, 3, 4}, std::vector<std::vector<int64_t>>(5, {9, 8, 7, 6, 5, 4}));
     stats.reservoir = Eigen::MatrixXd::Random(10, 3);
     stats.reservoir_windows = {0, 1};
     stats.previous_cosine_sum = 0.125 * static_cast<double>(layer);
@@ -102,6 +105,9 @@ TEST(StateFile, AReaderGivesEachLayerAndItsShape) {
   }
   expectSameStatistics(state.layers, read);
   EXPECT_EQ(read[1].attention_samples, state.layers[1].attention_samples);
+  EXPECT_TRUE(read[0].magnitudes.empty());  // a state written before them still reads
+  EXPECT_FALSE(read[2].magnitudes.empty());
+  EXPECT_EQ(read[2].magnitudes.max_token[0], state.layers[2].magnitudes.max_token[0]);
 }
 
 TEST(StateFile, OtherSafetensorsAreRejected) {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <set>
 
+#include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -416,6 +418,26 @@ std::vector<BadInput> cases() {
                  return args;
                },
                2, "model: is not the model the saved run used (its config or weights differ"));
+  c.push_back(row("resume-state-without-magnitudes",
+               [](const fs::path& d) {
+                 auto args = stoppedRun(d, textFile(d, "a.txt", prose(500)));
+                 // The state as an earlier posgeom saved it: without the magnitude tensors.
+                 const auto state = d / ".out.posgeom-work/state.safetensors";
+                 io::SafetensorsWriter without;
+                 {
+                   const auto saved = io::SafetensorsFile::open(state);
+                   for (const auto& [key, value] : saved.metadata()) without.setMetadata(key, value);
+                   for (const auto& [name, view] : saved.tensors())
+                     if (name.find("position_abs_max") == std::string::npos && name.find("max_where") == std::string::npos &&
+                         name.find("magnitude_counts") == std::string::npos && name.find("skipped_position_sum") == std::string::npos &&
+                         name.find("position_square_sum") == std::string::npos)
+                       without.add(name, view.dtype, view.shape, view.data, view.nbytes);
+                   without.write(d / "stripped.safetensors");
+                 }
+                 fs::rename(d / "stripped.safetensors", state);
+                 return args;
+               },
+               2, "state.safetensors: layer 0 has no massive-activation statistics (a state of an earlier posgeom): run it again without --resume"));
   c.push_back(row("merge-same-state-twice",
                [](const fs::path& d) {
                  const auto s0 = shardState(d, 0, 2);

@@ -11,6 +11,7 @@
 
 #include "posgeom/anova/state_file.h"
 #include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/random_checkpoint.h"
 #include "posgeom/model/load/weights.h"
 
@@ -49,6 +50,71 @@ TEST(AnalyzeJob, ActivationsReproduceThePlantedDecomposition) {
       EXPECT_TRUE(near(g["top_singular_values_pos"][i].get<double>(), w["top_singular_values_pos"][i].get<double>()));
   }
   EXPECT_TRUE(fs::exists(job.out / "state.safetensors"));
+}
+
+// Issue 36 end to end: tiny-gpt2 with 300 added to dimension 3 of its position embedding 0
+// (a massive activation every window carries at position 0). analyze names dimension 3 at
+// position 0 in hidden.0 with the magnitude the model gives it, from the embeddings
+// themselves; two shards merged name the same maxima, window, position and token.
+TEST(AnalyzeJob, APlantedMassiveActivationIsFoundWhereTheModelPutsIt) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2/model.safetensors");
+  ScratchDir s;
+  const auto from = sharedDir() / "fixtures/models/tiny-gpt2";
+  fs::create_directories(s / "model");
+  fs::copy_file(from / "config.json", s / "model/config.json");
+  const auto file = io::SafetensorsFile::open(from / "model.safetensors");
+  io::SafetensorsWriter w;
+  std::vector<float> wpe, wte;
+  for (const auto& [name, view] : file.tensors()) {
+    if (name != "wpe.weight" && name != "wte.weight") {
+      w.add(name, view.dtype, view.shape, view.data, view.nbytes);
+      continue;
+    }
+    auto& values = name == "wpe.weight" ? wpe : wte;
+    ASSERT_EQ(view.dtype, io::DType::kF32);
+    values.resize(view.nbytes / sizeof(float));
+    std::memcpy(values.data(), view.data, view.nbytes);
+  }
+  constexpr int64_t d = 64;
+  wpe[3] += 300.0F;  // row 0, dimension 3
+  w.addF32("wpe.weight", {static_cast<int64_t>(wpe.size()) / d, d}, wpe);
+  w.addF32("wte.weight", {static_cast<int64_t>(wte.size()) / d, d}, wte);
+  w.write(s / "model/model.safetensors");
+  auto job = randomTokenRun("tiny-gpt2", 12, 16, s / "whole");
+  job.model = (s / "model").string();
+  job.batch_size = 1;  // the shards' batches as the whole run's: float32 batch sums alike
+  jobs::runAnalyzeJob(job);
+  const auto summary = summaryOf(job.out);
+  const auto& layer0 = summary["layers"][0];
+  ASSERT_EQ(layer0["layer"], 0);
+  const auto& m = layer0["massive_activations"];
+  const auto& top = m["top"][0];
+  EXPECT_EQ(top["dim"], 3);
+  EXPECT_EQ(top["position"], 0);
+  EXPECT_TRUE(top["massive"].get<bool>());
+  EXPECT_EQ(top["positions"], nlohmann::json::array({0}));
+  EXPECT_EQ(m["massive_dimensions"], 1);
+  // hidden.0 = wte[token] + wpe[position]: its magnitude from the checkpoint, at the token
+  // the summary names, is the largest over every token the windows could hold.
+  const auto token = top["token_id"].get<int64_t>();
+  ASSERT_GE(token, 0);
+  EXPECT_EQ(top["max_abs"].get<double>(), static_cast<double>(std::abs(wte[static_cast<std::size_t>(token * d + 3)] + wpe[3])));
+  EXPECT_GT(m["position_0"]["massive_share"].get<double>(), 0.99);
+  EXPECT_GT(m["variance_shares"]["with_position_0"]["position"].get<double>(),
+            m["variance_shares"]["without_position_0"]["position"].get<double>());
+  // Two shards merged: the same maxima and where they were, to the bit.
+  analyzeShards(job, s.path(), 2);
+  const auto merged = mergeShards(job, s.path(), 2);
+  for (std::size_t l = 0; l < summary["layers"].size(); ++l) {
+    auto a = merged["layers"][l]["massive_activations"]["top"], b = summary["layers"][l]["massive_activations"]["top"];
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {  // the share of |pos_0|^2 is of sums, added in another order
+      EXPECT_NEAR(a[i]["pos0_share"].get<double>(), b[i]["pos0_share"].get<double>(), 1e-12) << l;
+      a[i].erase("pos0_share");
+      b[i].erase("pos0_share");
+    }
+    EXPECT_EQ(a, b) << l;
+  }
 }
 
 // The default --screenot-k (20) on a 32-wide model and 16-token windows: cut to the 6 that

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <functional>
 
 #include "posgeom/base/error.h"
 #include "posgeom/jobs/analyze_job.h"
@@ -24,15 +25,6 @@ pass::AnalyzeOptions shakespeareJob(const ScratchDir& s, int64_t seq_len, int64_
   return job;
 }
 
-// Each of `count` shards of `job` into s/shard<i>.
-void analyzeShards(pass::AnalyzeOptions job, const ScratchDir& s, int count) {
-  for (int i = 0; i < count; ++i) {
-    job.shard = pass::Shard{i, count};
-    job.out = s / ("shard" + std::to_string(i));
-    jobs::runAnalyzeJob(job);
-  }
-}
-
 TEST(MergeJob, TwoShardsMergedEqualOneRun) {
   POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
   ScratchDir s;
@@ -43,32 +35,31 @@ TEST(MergeJob, TwoShardsMergedEqualOneRun) {
   job.caps.attention_samples = 5;
   job.out = s / "whole";
   jobs::runAnalyzeJob(job);
-  analyzeShards(job, s, 2);
-  jobs::MergeJob merge;
-  merge.states = {s / "shard0/state.safetensors", s / "shard1/state.safetensors"};
-  merge.out = s / "merged";
-  merge.report = job.report;
-  merge.model = job.model;
-  jobs::runMergeJob(merge);
-  const auto whole = summaryOf(s / "whole"), merged = summaryOf(s / "merged");
+  analyzeShards(job, s.path(), 2);
+  const auto whole = summaryOf(s / "whole"), merged = mergeShards(job, s.path(), 2);
   int compared = 0;
-  auto compare = [&](const nlohmann::json& a, const nlohmann::json& b) {
-    for (const auto& [key, value] : a.items()) {
-      const auto& other = b.at(key);
-      if (value.is_number_float()) {
-        EXPECT_NEAR(other.get<double>(), value.get<double>(), 1e-12 * std::max(1.0, std::abs(value.get<double>()))) << key;
-        ++compared;
-      } else if (!value.is_array()) {
-        EXPECT_EQ(other, value) << key;
-      }
-    }
-  };
-  for (std::size_t l = 0; l < whole["layers"].size(); ++l) compare(whole["layers"][l], merged["layers"][l]);
-  EXPECT_GT(compared, 40);
+  // Floats to 1e-12, everything else exactly, into objects (the massive activations: their
+  // maxima, windows, positions and token ids exactly) and lists of objects.
+  std::function<void(const nlohmann::json&, const nlohmann::json&, const std::string&)> compare =
+      [&](const nlohmann::json& a, const nlohmann::json& b, const std::string& where) {
+        for (const auto& [key, value] : a.items()) {
+          const auto& other = b.is_array() ? b.at(std::stoul(key)) : b.at(key);
+          if (value.is_number_float()) {
+            EXPECT_NEAR(other.get<double>(), value.get<double>(), 1e-12 * std::max(1.0, std::abs(value.get<double>()))) << where << key;
+            ++compared;
+          } else if (value.is_object() || (value.is_array() && !value.empty() && value.front().is_object())) {
+            compare(value, other, where + key + ".");
+          } else if (!value.is_array() || key == "positions") {
+            EXPECT_EQ(other, value) << where << key;
+          }
+        }
+      };
+  for (std::size_t l = 0; l < whole["layers"].size(); ++l) compare(whole["layers"][l], merged["layers"][l], "");
+  EXPECT_GT(compared, 40 + 3 * 8 * 2);  // with each layer's 8 top dimensions' max and ratio
   ASSERT_EQ(whole["heads"].size(), merged["heads"].size());
-  for (std::size_t h = 0; h < whole["heads"].size(); ++h) compare(whole["heads"][h], merged["heads"][h]);
+  for (std::size_t h = 0; h < whole["heads"].size(); ++h) compare(whole["heads"][h], merged["heads"][h], "");
   EXPECT_EQ(merged["heads"][0]["samples"], 5);
-  EXPECT_GT(compared, 40 + 10 * static_cast<int>(whole["heads"].size()));
+  EXPECT_GT(compared, 40 + 3 * 8 * 2 + 10 * static_cast<int>(whole["heads"].size()));
   EXPECT_EQ(merged["data"]["windows"], 30);
 }
 
@@ -77,7 +68,7 @@ TEST(MergeJob, TheDefaultScreeNotBoundIsCutToTheStatesAsAnalyzeCutsIt) {
   // their merge used the uncut 20 and failed on "--screenot-k: 20 is too large".
   POSGEOM_REQUIRE_SHARED("data/corpora/tinyshakespeare.txt");
   ScratchDir s;
-  analyzeShards(shakespeareJob(s, 16, 8), s, 2);
+  analyzeShards(shakespeareJob(s, 16, 8), s.path(), 2);
   jobs::MergeJob merge;
   merge.states = {s / "shard0/state.safetensors", s / "shard1/state.safetensors"};
   merge.out = s / "merged";

@@ -77,7 +77,7 @@ TEST_P(AnalysisPassOnDevice, ABatchIsTheForwardPassObservedByThePlansAccumulator
                         .to(runtime::torchDevice(device), at::kLong);
       request.last_layer = plan.pass.last_layer;
       request.observer = &by_hand;
-      by_hand.beginBatch(batch.indices, batch.labels);
+      by_hand.beginBatch(batch.indices, batch.labels, request.ids);
       loaded.model->forward(request);
       by_hand.checkFinite();
     }

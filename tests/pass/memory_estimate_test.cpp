@@ -28,12 +28,18 @@ TEST(MemoryEstimate, CountsTheLargestPartsByHand) {
   // One block for 4096 tokens: scores and probabilities of 128 queries, 2 x 8 x 12 x 128 x 512
   // floats (50 MB), 7 d-wide and 2 ff-wide float temporaries per token (189 MB), the
   // accumulator's float32 product of a hidden state with the previous one (13 MB) and a
-  // second-moment block's float32 d x d product.
-  EXPECT_EQ(e.activations, 2LL * 8 * 12 * 128 * 512 * 4 + 4096LL * (7 * 768 + 2 * 3072) * 4 + 4096LL * 768 * 4 + 4LL * 768 * 768);
+  // second-moment block's float32 d x d product; the magnitudes' float32 |h| (13 MB) and
+  // their bins as int32 and int64 (38 MB).
+  EXPECT_EQ(e.activations, 2LL * 8 * 12 * 128 * 512 * 4 + 4096LL * (7 * 768 + 2 * 3072) * 4 + 4096LL * 768 * 4 + 4LL * 768 * 768 +
+                               4096LL * 768 * 4 + 12LL * 4096 * 768);
   // Per layer in float64: position sums (511 x d), two d x d moments, 4096 context means
   // and 4 reservoir sequences, and the float32 d x d of the second moment; then the host's
   // float64 copy of all but that float32 d x d while a state is saved: on the CPU one memory.
-  const int64_t accumulated = 8LL * (511 * 768 + 2 * 768 * 768 + 4096 * 768 + 4 * 511 * 768) + 4LL * 768 * 768;
+  // The magnitudes over all 512 positions: the largest |h| (512 x d), where each dimension's
+  // was (3 x d), 4096 histogram bins, the skipped position's sums (1 x d), 512 squares and 2
+  // sums.
+  const int64_t accumulated = 8LL * (511 * 768 + 2 * 768 * 768 + 4096 * 768 + 4 * 511 * 768) + 4LL * 768 * 768 +
+                              8LL * (512 * 768 + 3 * 768 + 4096 + 768 + 512 + 2);
   EXPECT_EQ(e.statistics, 13 * (2 * accumulated - 4LL * 768 * 768));
   EXPECT_EQ(e.host, 0);
   EXPECT_EQ(e.total(), e.runtime + e.weights + e.activations + e.statistics);

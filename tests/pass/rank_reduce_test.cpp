@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "anova_fixtures.h"
 #include "rank_threads.h"
 
 namespace posgeom::pass {
@@ -24,6 +25,9 @@ anova::LayerStatistics statisticsOver(const std::vector<int64_t>& windows, int64
   l.context_means.resize(0, kDim);
   l.reservoir.resize(0, kDim);
   l.attention_samples.resize(0, kDim);
+  // Magnitudes over every position (no skip here): from their definitions.
+  testing::Sequences sequences;
+  std::vector<std::vector<int64_t>> ids;
   for (const auto w : windows) {
     std::mt19937 rng(static_cast<unsigned>(w * 31 + layer));
     std::normal_distribution<double> normal;
@@ -32,7 +36,12 @@ anova::LayerStatistics statisticsOver(const std::vector<int64_t>& windows, int64
       for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = normal(rng);
       return m;
     };
-    const Eigen::MatrixXd h = random(kPositions, kDim);
+    Eigen::MatrixXd h = random(kPositions, kDim);
+    h(0, 1) = 7;                                      // the same largest in every window: the lowest window's
+    h(2, 2) = 3 + static_cast<double>((w * 5) % 11);  // one window's largest, on whichever rank holds it
+    sequences.push_back(h);
+    ids.emplace_back();
+    for (Eigen::Index t = 0; t < kPositions; ++t) ids.back().push_back(1000 * w + t);
     l.position_sum += h;
     l.second_moment += h.transpose() * h;
     const Eigen::RowVectorXd mean = h.colwise().mean();
@@ -60,6 +69,8 @@ anova::LayerStatistics statisticsOver(const std::vector<int64_t>& windows, int64
       l.attention_sample_windows.push_back(w);
     }
   }
+  l.magnitudes = windows.empty() ? anova::MagnitudeStatistics::none(kPositions, 0, kDim)
+                                 : testing::directMagnitudes(sequences, 0, windows, ids);
   return l;
 }
 
@@ -89,6 +100,16 @@ void expectSameStatistics(const anova::LayerStatistics& expected, const anova::L
   EXPECT_EQ(actual.reservoir, expected.reservoir);
   EXPECT_EQ(actual.attention_sample_windows, expected.attention_sample_windows);
   EXPECT_EQ(actual.attention_samples, expected.attention_samples);
+  // Maxima and where they were: exact; the counts and sums as the others.
+  const auto &a = actual.magnitudes, &e = expected.magnitudes;
+  EXPECT_EQ(a.position_abs_max, e.position_abs_max);
+  EXPECT_EQ(a.max_window, e.max_window);
+  EXPECT_EQ(a.max_position, e.max_position);
+  EXPECT_EQ(a.max_token, e.max_token);
+  EXPECT_EQ(a.counts, e.counts);
+  EXPECT_LT((a.position_square_sum - e.position_square_sum).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(a.context_square_sum, e.context_square_sum, 1e-12);
+  EXPECT_NEAR(a.context_square_sum_from_1, e.context_square_sum_from_1, 1e-12);
 }
 
 // The reduction is what merge makes of the ranks' statistics, and what one process over
@@ -128,6 +149,8 @@ TEST(RankReduce, EqualsMergeOfTheRanksAndOneProcessOverAllWindows) {
       SCOPED_TRACE("world " + std::to_string(world) + ", layer " + std::to_string(whole[i].layer));
       expectSameStatistics(merged[i], on_root[i]);
       expectSameStatistics(whole[i], on_root[i]);
+      EXPECT_EQ(on_root[i].magnitudes.max_window[1], 0);  // the tie: every window's 7, window 0's named
+      EXPECT_EQ(on_root[i].magnitudes.max_position[1], 0);
     }
   }
 }
@@ -159,6 +182,10 @@ TEST(RankReduce, ResumeShareSplitsTheSamplesByOwner) {
   EXPECT_EQ(shares[0].attention_sample_windows, (std::vector<int64_t>{0, 2}));
   EXPECT_EQ(shares[1].attention_samples, saved.attention_samples.middleRows(kAttentionRows, kAttentionRows));
   EXPECT_EQ(shares[1].reservoir_windows, (std::vector<int64_t>{1}));
+  // The magnitudes: rank 0's the saved ones, the others' a run's that saw nothing yet.
+  EXPECT_EQ(shares[0].magnitudes.max_window, saved.magnitudes.max_window);
+  EXPECT_EQ(shares[1].magnitudes.position_abs_max, Eigen::MatrixXd::Zero(kPositions, kDim));
+  EXPECT_EQ(shares[1].magnitudes.max_window, (std::vector<int64_t>(kDim, -1)));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "posgeom/report/layer_figures.h"
 
+#include "anova_fixtures.h"
 #include "report_samples.h"
 #include "test_support.h"
 
@@ -29,6 +30,25 @@ TEST(LayerFigures, OnePanelPerLayerWithACaption) {
   const auto spiral = report::spiralFigure(layers);
   const auto first_panel = spiral.substr(0, spiral.find("</svg>"));
   EXPECT_LT(first_panel.find("fill=\"#9a9a9a\" d=\"M"), first_panel.find("fill=\"#440154\""));
+}
+
+// Issue 36: a panel per layer with magnitude statistics, its three largest dimensions, the
+// median and the cut; the caption names the massive ones; nothing without them.
+TEST(LayerFigures, MassiveActivationsDrawEachLayersLargestDimensions) {
+  auto h = randomSequences(8, 12, 5, 9);
+  for (auto& x : h) x(2, 3) = -300;
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = 1;
+  std::vector<metrics::LayerMetrics> layers{metrics::computeLayerMetrics(directStatisticsWithMagnitudes(h, 1, 4), o),
+                                            metrics::computeLayerMetrics(directStatisticsWithMagnitudes(randomSequences(8, 12, 5, 10), 1, 5), o)};
+  const auto figure = report::massiveActivationsFigure(layers);
+  EXPECT_NE(figure.find("<figure id=\"fig-massive-activations\""), std::string::npos);
+  EXPECT_EQ(count(figure, "<svg"), 2u);
+  EXPECT_NE(figure.find(", layer 5</title>"), std::string::npos);
+  EXPECT_NE(figure.find("dim 3"), std::string::npos);
+  EXPECT_NE(figure.find("100x median"), std::string::npos);
+  EXPECT_NE(figure.find("Massive here (layer:dim@position): 4:3@2."), std::string::npos) << figure.substr(figure.find("<figcaption>"));
+  EXPECT_EQ(report::massiveActivationsFigure(sampleLayers(2, 20, 6)), "");
 }
 
 TEST(LayerFigures, AcrossLayersPlotsEveryLayer) {

@@ -41,6 +41,52 @@ TEST(Tables, SummaryHasTheDesignKeysAndCsvFilesParse) {
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "left a temporary file";
 }
 
+// Issue 36: each layer's massive activations in summary.json, as massive_activations.csv
+// rows (a row per layer and top dimension) and in report.html.
+TEST(Tables, MassiveActivationsAreInTheSummaryTheirCsvAndThePage) {
+  ScratchDir s;
+  auto h = randomSequences(10, 9, 6, 3);
+  for (auto& x : h) x(0, 5) = 500;  // every window's position 0, dimension 5
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = 2;
+  const std::vector<metrics::LayerMetrics> layers{metrics::computeLayerMetrics(directStatisticsWithMagnitudes(h, 1, 0), o),
+                                                   metrics::computeLayerMetrics(directStatisticsWithMagnitudes(randomSequences(10, 9, 6, 4), 1, 1), o)};
+  const auto summary = report::summaryJson({{"model", "m"}}, layers, {});
+  const auto& m = summary["layers"][0]["massive_activations"];
+  EXPECT_EQ(m["massive_dimensions"], 1);
+  EXPECT_EQ(m["named_above"], metrics::kMassiveTimesMedian);
+  EXPECT_EQ(m["top"][0]["dim"], 5);
+  EXPECT_EQ(m["top"][0]["max_abs"], 500);
+  EXPECT_EQ(m["top"][0]["position"], 0);
+  EXPECT_EQ(m["top"][0]["window"], 0);  // the first of the equal ones
+  EXPECT_EQ(m["top"][0]["token_id"], 7);
+  EXPECT_EQ(m["top"][0]["positions"], nlohmann::json::array({0}));
+  EXPECT_EQ(m["top"].size(), 6u);
+  EXPECT_EQ(m["position_0"]["massive_share"], layers[0].massive->position0_massive_share);
+  EXPECT_EQ(m["variance_shares"]["without_position_0"]["position"], layers[0].massive->without_position_0.position);
+  EXPECT_EQ(summary["layers"][1]["massive_activations"]["massive_dimensions"], 0);
+  report::writeTables(s.path(), summary, layers);
+  const auto csv = readFile(s / "massive_activations.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 6);  // the header, 6 dimensions of 2 layers
+  EXPECT_EQ(csv.rfind("layer,dim,max_abs,times_median,massive,", 0), 0u) << csv;
+  EXPECT_NE(csv.find("\n0,5,500,"), std::string::npos) << csv;
+  const auto page = readFile(s / "report.html");
+  EXPECT_NE(page.find("<figure id=\"fig-massive-activations\""), std::string::npos);
+  EXPECT_NE(page.find("Massive here (layer:dim@position): 0:5@0."), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"massive\">"), std::string::npos);
+}
+
+// Statistics without magnitudes (a state written before them): no section, no CSV.
+TEST(Tables, AStateWithoutMagnitudesHasNoMassiveActivations) {
+  ScratchDir s;
+  const auto layers = twoLayerMetrics();
+  const auto summary = report::summaryJson({{"model", "m"}}, layers, {});
+  EXPECT_FALSE(summary["layers"][0].contains("massive_activations"));
+  report::writeTables(s.path(), summary, layers);
+  EXPECT_FALSE(std::filesystem::exists(s / "massive_activations.csv"));
+  EXPECT_EQ(readFile(s / "report.html").find("fig-massive-activations"), std::string::npos);
+}
+
 // The induction probe's summary: the heads above the bar, highest first, by block.head.
 TEST(Tables, ProbeNamesTheHeadsAboveTheBar) {
   std::vector<heads::HeadReport> hs(4);

@@ -1,5 +1,8 @@
 #include "anova_fixtures.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -48,6 +51,49 @@ anova::LayerStatistics directStatistics(const Sequences& h, int skip_first, int6
   return s;
 }
 
+anova::MagnitudeStatistics directMagnitudes(const Sequences& h, int skip_first, const std::vector<int64_t>& windows,
+                                            const std::vector<std::vector<int64_t>>& ids) {
+  anova::MagnitudeStatistics m;
+  const auto t = h.front().rows(), d = h.front().cols();
+  m.position_abs_max = Eigen::MatrixXd::Zero(t, d);
+  m.max_window.assign(static_cast<std::size_t>(d), -1);
+  m.max_position.assign(static_cast<std::size_t>(d), -1);
+  m.max_token.assign(static_cast<std::size_t>(d), -1);
+  m.counts.assign(static_cast<std::size_t>(anova::kMagnitudeBins), 0.0);
+  m.skipped_position_sum = Eigen::MatrixXd::Zero(skip_first, d);
+  m.position_square_sum = Eigen::VectorXd::Zero(t);
+  std::vector<double> best(static_cast<std::size_t>(d), -1.0);
+  for (std::size_t c = 0; c < h.size(); ++c) {
+    for (Eigen::Index p = 0; p < t; ++p)
+      for (Eigen::Index i = 0; i < d; ++i) {
+        const double a = std::abs(h[c](p, i));
+        m.position_abs_max(p, i) = std::max(m.position_abs_max(p, i), a);
+        const auto at = static_cast<std::size_t>(i);
+        if (a > best[at]) {  // strictly: the first of equal ones stays
+          best[at] = a;
+          m.max_window[at] = windows[c];
+          m.max_position[at] = p;
+          m.max_token[at] = ids.empty() ? -1 : ids[c][static_cast<std::size_t>(p)];
+        }
+        m.counts[static_cast<std::size_t>(anova::magnitudeBin(a))] += 1;
+      }
+    m.skipped_position_sum += h[c].topRows(skip_first);
+    m.position_square_sum += h[c].rowwise().squaredNorm();
+    m.context_square_sum += h[c].colwise().mean().squaredNorm();
+    m.context_square_sum_from_1 += h[c].bottomRows(t - 1).colwise().mean().squaredNorm();
+  }
+  return m;
+}
+
+anova::LayerStatistics directStatisticsWithMagnitudes(const Sequences& h, int skip_first, int64_t layer) {
+  auto s = directStatistics(h, skip_first, layer);
+  std::vector<int64_t> windows(h.size());
+  for (std::size_t c = 0; c < h.size(); ++c) windows[c] = static_cast<int64_t>(c);
+  s.magnitudes = directMagnitudes(h, skip_first, windows,
+                                  std::vector<std::vector<int64_t>>(h.size(), std::vector<int64_t>(static_cast<std::size_t>(h.front().rows()), 7)));
+  return s;
+}
+
 // Every number and sample of two accumulators' statistics, bit for bit.
 void expectSameStatistics(const std::vector<anova::LayerStatistics>& a, const std::vector<anova::LayerStatistics>& b) {
   ASSERT_EQ(a.size(), b.size());
@@ -66,6 +112,16 @@ void expectSameStatistics(const std::vector<anova::LayerStatistics>& a, const st
     EXPECT_EQ(a[i].attention_input_sum, b[i].attention_input_sum);
     EXPECT_EQ(a[i].attention_samples, b[i].attention_samples);
     EXPECT_EQ(a[i].attention_sample_windows, b[i].attention_sample_windows);
+    const auto &x = a[i].magnitudes, &y = b[i].magnitudes;
+    EXPECT_EQ(x.position_abs_max, y.position_abs_max);
+    EXPECT_EQ(x.max_window, y.max_window);
+    EXPECT_EQ(x.max_position, y.max_position);
+    EXPECT_EQ(x.max_token, y.max_token);
+    EXPECT_EQ(x.counts, y.counts);
+    EXPECT_EQ(x.skipped_position_sum, y.skipped_position_sum);
+    EXPECT_EQ(x.position_square_sum, y.position_square_sum);
+    EXPECT_EQ(x.context_square_sum, y.context_square_sum);
+    EXPECT_EQ(x.context_square_sum_from_1, y.context_square_sum_from_1);
   }
 }
 

@@ -6,6 +6,8 @@
 
 #include "posgeom/anova/accumulator.h"
 #include "posgeom/io/json_file.h"
+#include "posgeom/jobs/analyze_job.h"
+#include "posgeom/jobs/merge_job.h"
 #include "posgeom/model/load/weights.h"
 #include "posgeom/tokenize/pre_tokenizer.h"
 #include "test_support.h"
@@ -65,6 +67,24 @@ pass::AnalyzeOptions randomTokenRun(const std::string& fixture_model, int64_t wi
   job.report.screenot_k = 3;
   job.out = out;
   return job;
+}
+
+void analyzeShards(pass::AnalyzeOptions job, const fs::path& dir, int count) {
+  for (int i = 0; i < count; ++i) {
+    job.shard = pass::Shard{i, count};
+    job.out = dir / ("shard" + std::to_string(i));
+    jobs::runAnalyzeJob(job);
+  }
+}
+
+nlohmann::json mergeShards(const pass::AnalyzeOptions& job, const fs::path& dir, int count) {
+  jobs::MergeJob merge;
+  for (int i = 0; i < count; ++i) merge.states.push_back(dir / ("shard" + std::to_string(i)) / "state.safetensors");
+  merge.out = dir / "merged";
+  merge.report = job.report;
+  merge.model = job.model;
+  jobs::runMergeJob(merge);
+  return summaryOf(merge.out);
 }
 
 }  // namespace posgeom::testing

@@ -25,4 +25,9 @@ std::filesystem::path writeByteTokenizer(const std::filesystem::path& dir);
 pass::AnalyzeOptions randomTokenRun(const std::string& fixture_model, int64_t windows, int64_t seq_len,
                                     const std::filesystem::path& out);
 
+// Each of `count` shards of `job` into dir/shard<i>.
+void analyzeShards(pass::AnalyzeOptions job, const std::filesystem::path& dir, int count);
+// Those shards' states merged (`job`'s report options and model) into dir/merged: its summary.
+nlohmann::json mergeShards(const pass::AnalyzeOptions& job, const std::filesystem::path& dir, int count);
+
 }  // namespace posgeom::testing

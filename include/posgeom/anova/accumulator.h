@@ -32,12 +32,14 @@ class Accumulator final : public model::LayerObserver {
   struct BatchState {
     std::vector<int64_t> windows;
     std::vector<std::string> labels;
+    at::Tensor ids, window_indices;       // [B, T] token ids (undefined: not known) and [B] windows, on the device
     at::Tensor previous, previous_norms;  // the previous hidden state (positions skipped) and its norms [B, T']
     std::vector<at::Tensor> finite;       // per hidden state of this batch: all values finite (0-dim bool)
   };
 
-  // Identifies the sequences of the next batch (window index and document label each).
-  void beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels);
+  // Identifies the sequences of the next batch (window index and document label each) and,
+  // where known, their token ids [B, T] (where each dimension's largest |h| occurred).
+  void beginBatch(std::vector<int64_t> windows, std::vector<std::string> labels, const at::Tensor& ids = {});
   // A layer-major pass observes several batches a layer at a time: it takes each batch's
   // state out after its calls and puts it back before the next ones. Per layer, the batches
   // still arrive in the same order, so the sums are the same numbers.
@@ -84,6 +86,11 @@ class Accumulator final : public model::LayerObserver {
  private:
   struct Layer;
   LayerStatistics statisticsOf(const Layer& layer) const;
+  // A saved layer's magnitude statistics back on the device; InputError naming `where`
+  // when it has none or they do not fit.
+  static void restoreMagnitudes(Layer& layer, const MagnitudeStatistics& saved, const std::string& where);
+  // Every position's |h| of this batch into the layer's magnitude statistics.
+  void addMagnitudes(Layer& layer, const at::Tensor& hidden, const at::Tensor& all_norms, at::ScalarType reduced) const;
   // The layer's tensors, zero, on the accumulator's device (at the start, or at first use).
   void allocate(Layer& layer) const;
   // Where a layer's sums are: the accumulator's device, or the host while parked.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "posgeom/anova/magnitude_statistics.h"
+
 namespace posgeom::anova {
 
 struct LayerStatistics {
@@ -37,6 +39,10 @@ struct LayerStatistics {
   // A few whole sequences for figures: the lowest-indexed windows, stacked.
   Eigen::MatrixXd reservoir;  // [R * T', d]
   std::vector<int64_t> reservoir_windows;
+
+  // Over every position, skipped ones too: massive activations (empty in states written
+  // before them).
+  MagnitudeStatistics magnitudes;
 
   int64_t positions() const { return position_sum.rows(); }
   int64_t dim() const { return position_sum.cols(); }

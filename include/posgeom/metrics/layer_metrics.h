@@ -10,6 +10,7 @@
 #include "posgeom/anova/decomposition.h"
 #include "posgeom/anova/state_layers.h"
 #include "posgeom/metrics/geometry.h"
+#include "posgeom/metrics/massive_activations.h"
 #include "posgeom/metrics/moment_solver.h"
 #include "posgeom/metrics/screenot.h"
 
@@ -61,6 +62,7 @@ struct LayerMetrics {
   // evenly spaced kept contexts): the blocks show position, context and their incoherence.
   Eigen::MatrixXd combined_gram;
   Eigen::Index combined_positions = 0;  // rows of P in it
+  std::optional<MassiveActivations> massive;  // issue 36; none for a state written before it
 };
 
 LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const LayerMetricsOptions& options);

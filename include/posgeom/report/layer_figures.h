@@ -15,6 +15,9 @@ std::string gramFigure(const std::vector<metrics::LayerMetrics>& layers);
 std::string combinedGramFigure(const std::vector<metrics::LayerMetrics>& layers);
 std::string spiralFigure(const std::vector<metrics::LayerMetrics>& layers);
 std::string singularValuesFigure(const std::vector<metrics::LayerMetrics>& layers);
+// Issue 36: each layer's largest dimensions' |h| by position against its median (none
+// without magnitude statistics: "").
+std::string massiveActivationsFigure(const std::vector<metrics::LayerMetrics>& layers);
 std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k = 10);
 
 // Across layers, from the summary's per-layer rows and cross-layer list.

@@ -131,6 +131,43 @@ inline constexpr const char* kToken = "token";
 inline constexpr const char* kId = "id";
 inline constexpr const char* kContribution = "contribution";
 
+// A layer's "massive_activations" (issue 36): kMedianAbs, kMedianRelativeError, kNamedAbove
+// (the multiple of the median), kMassiveDimensions (how many), kTop (the largest dimensions:
+// kDim, kMaxAbs, kTimesMedian, kMassive, kWindow, kPosition, kTokenId, kPositions, kPos0Share),
+// kPosition0 (kPosNorm, kMassiveShare) and kVarianceShares (kWithPosition0 and
+// kWithoutPosition0, each kPositionShare, kContextShare, kResidualShare).
+inline constexpr const char* kMassiveActivations = "massive_activations";
+inline constexpr const char* kMedianAbs = "median_abs";
+inline constexpr const char* kMedianRelativeError = "median_relative_error";
+inline constexpr const char* kMassiveDimensions = "massive_dimensions";
+inline constexpr const char* kDim = "dim";
+inline constexpr const char* kMaxAbs = "max_abs";
+inline constexpr const char* kTimesMedian = "times_median";
+inline constexpr const char* kMassive = "massive";
+inline constexpr const char* kWindow = "window";
+inline constexpr const char* kPosition = "position";
+inline constexpr const char* kTokenId = "token_id";
+inline constexpr const char* kPos0Share = "pos0_share";
+inline constexpr const char* kPosition0 = "position_0";
+inline constexpr const char* kPosNorm = "pos_norm";
+inline constexpr const char* kMassiveShare = "massive_share";
+inline constexpr const char* kVarianceShares = "variance_shares";
+inline constexpr const char* kWithPosition0 = "with_position_0";
+inline constexpr const char* kWithoutPosition0 = "without_position_0";
+inline constexpr const char* kPositionShare = "position";
+inline constexpr const char* kContextShare = "context";
+inline constexpr const char* kResidualShare = "residual";
+// massive_activations.csv: a row per layer and top dimension, with the layer's median, the
+// share of |pos_0| in its massive dimensions and its positional variance share with
+// position 0 in and out.
+inline constexpr const char* kMassiveCsv = "massive_activations.csv";
+inline constexpr const char* kPos0MassiveShare = "pos0_massive_share";
+inline constexpr const char* kPositionShareWith0 = "position_share_with_position_0";
+inline constexpr const char* kPositionShareWithout0 = "position_share_without_position_0";
+inline constexpr std::array<const char*, 14> kMassiveCsvColumns{
+    kLayer,    kDim,       kMaxAbs,    kTimesMedian,      kMassive,            kMedianAbs,            kWindow,
+    kPosition, kTokenId,   kPositions, kPos0Share,        kPos0MassiveShare,   kPositionShareWith0,   kPositionShareWithout0};
+
 // layers.csv's columns.
 inline constexpr std::array<const char*, 12> kLayersCsvColumns{
     kLayer,         kScreenotRank,   kStableRank,      kExplainedRatio,  kRelativeNorm,  kGlobalMeanNorm,
