@@ -132,6 +132,10 @@ void readMagnitudes(const io::SafetensorsFile& f, const nlohmann::json& l, const
       m.skipped_position_sum.cols() != d || m.skipped_position_sum.rows() >= t || m.position_square_sum.rows() != t ||
       m.position_square_sum.cols() != 1 || d != s.dim() || t - m.skipped_position_sum.rows() != s.positions())
     throw InputError(f.path().string(), "the massive-activation tensors of layer " + std::to_string(s.layer) + " do not fit its statistics");
+  // Windows, positions and ids: whole numbers from -1 (none) up, below 2^53; anything else
+  // is not a state posgeom wrote (and would not convert).
+  const bool whole = (where.array() == where.array().floor()).all() && (where.array() >= -1).all() && (where.array() < 9007199254740992.0).all();
+  if (!whole) throw InputError(f.path().string(), "tensor 'layer." + std::to_string(s.layer) + ".max_where' holds values that are not windows, positions or token ids");
   for (auto [row, v] : {std::pair{0, &m.max_window}, std::pair{1, &m.max_position}, std::pair{2, &m.max_token}})
     for (Eigen::Index i = 0; i < d; ++i) v->push_back(static_cast<int64_t>(where(row, i)));
   m.counts.assign(counts.data(), counts.data() + counts.size());

@@ -1,7 +1,11 @@
 #include "posgeom/anova/state_file.h"
 
+#include <cmath>
+
 #include "anova_fixtures.h"
 #include "posgeom/base/error.h"
+#include "posgeom/io/safetensors.h"
+#include "posgeom/io/safetensors_writer.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -108,6 +112,40 @@ TEST(StateFile, AReaderGivesEachLayerAndItsShape) {
   EXPECT_TRUE(read[0].magnitudes.empty());  // a state written before them still reads
   EXPECT_FALSE(read[2].magnitudes.empty());
   EXPECT_EQ(read[2].magnitudes.max_token[0], state.layers[2].magnitudes.max_token[0]);
+}
+
+// A state whose magnitude tensors were edited: a where that is not a window, position or
+// token id (NaN, a fraction, below -1), or a histogram of another size, is refused by name.
+TEST(StateFile, EditedMagnitudeTensorsAreRefused) {
+  ScratchDir s;
+  anova::saveState(threeLayers(), s / "state.safetensors");
+  const auto file = io::SafetensorsFile::open(s / "state.safetensors");
+  auto edited = [&](const std::string& tensor, const std::vector<int64_t>& shape, const std::vector<double>& values) {
+    io::SafetensorsWriter w;
+    for (const auto& [key, value] : file.metadata()) w.setMetadata(key, value);
+    for (const auto& [name, view] : file.tensors())
+      if (name != tensor) w.add(name, view.dtype, view.shape, view.data, view.nbytes);
+    w.addF64(tensor, shape, values);
+    const auto path = s / ("edited-" + std::to_string(values.size()) + "-" + std::to_string(values.front()) + ".safetensors");
+    w.write(path);
+    return path;
+  };
+  for (const double bad : {std::nan(""), 0.5, -2.0}) {
+    std::vector<double> where(9, 0.0);
+    where[4] = bad;
+    try {
+      anova::loadState(edited("layer.2.max_where", {3, 3}, where));
+      ADD_FAILURE() << bad << " must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("tensor 'layer.2.max_where' holds values that are not windows"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    anova::loadState(edited("layer.1.magnitude_counts", {1, 10}, std::vector<double>(10, 1.0)));
+    ADD_FAILURE() << "a histogram of 10 bins must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the massive-activation tensors of layer 1 do not fit its statistics"), std::string::npos) << e.what();
+  }
 }
 
 TEST(StateFile, OtherSafetensorsAreRejected) {
