@@ -39,6 +39,13 @@ std::string describePositions(const ModelConfig& c) {
   } else if (c.positions == PositionScheme::kRope) {
     s += scaling(c.rope);
   }
+  // Partial rotary (GPT-NeoX, Phi, StableLM, ...) and interleaved pairs (Cohere, GPT-J), as
+  // the heads turn them; DeepSeek's latent attention says its own below.
+  if (c.positions == PositionScheme::kRope && !c.latent.any()) {
+    const auto turned = static_cast<int64_t>(static_cast<double>(c.headDim()) * c.rope.partial_rotary_factor);
+    if (turned < c.headDim()) s += " on the first " + std::to_string(turned) + " of each head's " + std::to_string(c.headDim()) + " dims";
+    if (c.rope.interleaved) s += " in interleaved pairs";
+  }
   if (c.positions == PositionScheme::kDisentangled) {
     const auto& d = c.disentangled;
     s += std::string(" (") + (d.c2p && d.p2c ? "c2p and p2c" : d.c2p ? "c2p" : "p2c") + ", " + std::to_string(2 * d.span) +

@@ -36,6 +36,24 @@ TEST(ModelConfig, NoPeBlocksDoNotRotateAndAreNamed) {
   EXPECT_EQ(model::describePositions(c), "learned absolute");
 }
 
+// The part of each head that turns (partial rotary) and interleaved pairs are named, as
+// the heads turn them.
+TEST(ModelConfig, PartialAndInterleavedRotaryAreNamed) {
+  model::ModelConfig c;
+  c.num_layers = 2;
+  c.hidden_size = 64;
+  c.num_heads = 4;
+  c.positions = model::PositionScheme::kRope;
+  c.rope.partial_rotary_factor = 0.25;
+  EXPECT_EQ(model::describePositions(c), "RoPE on the first 4 of each head's 16 dims");
+  c.rope.partial_rotary_factor = 1;
+  c.rope.interleaved = true;
+  c.rope.type = "linear";
+  EXPECT_EQ(model::describePositions(c), "RoPE with linear scaling in interleaved pairs");
+  c.positions = model::PositionScheme::kAlibi;
+  EXPECT_EQ(model::describePositions(c), "ALiBi");
+}
+
 // T5's bias says its buckets and how far they reach; no block rotates.
 TEST(ModelConfig, RelativeBiasNamesItsBuckets) {
   model::ModelConfig c;
