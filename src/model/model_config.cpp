@@ -42,8 +42,9 @@ std::string describePositions(const ModelConfig& c) {
   // Partial rotary (GPT-NeoX, Phi, StableLM, ...) and interleaved pairs (Cohere, GPT-J), as
   // the heads turn them; DeepSeek's latent attention says its own below.
   if (c.positions == PositionScheme::kRope && !c.latent.any()) {
-    const auto turned = static_cast<int64_t>(static_cast<double>(c.headDim()) * c.rope.partial_rotary_factor);
-    if (turned < c.headDim()) s += " on the first " + std::to_string(turned) + " of each head's " + std::to_string(c.headDim()) + " dims";
+    const int64_t head_dim = c.head_dim > 0 ? c.head_dim : c.num_heads > 0 ? c.hidden_size / c.num_heads : 0;  // 0: sizes not read
+    const auto turned = static_cast<int64_t>(static_cast<double>(head_dim) * c.rope.partial_rotary_factor);
+    if (turned < head_dim) s += " on the first " + std::to_string(turned) + " of each head's " + std::to_string(head_dim) + " dims";
     if (c.rope.interleaved) s += " in interleaved pairs";
   }
   if (c.positions == PositionScheme::kDisentangled) {
