@@ -196,6 +196,15 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
   }
 }
 
+void countMagnitudeBins(at::Tensor& counts, const at::Tensor& bins, BinCounting how) {
+  if (how == BinCounting::kBincount) {
+    counts.add_(at::bincount(bins.reshape({-1}).to(at::kLong), {}, kMagnitudeBins).narrow(0, 0, kMagnitudeBins));
+    return;
+  }
+  // Bin numbers are whole and below 2^24: exact in float32, each its own bin of [0, 4096).
+  counts.add_(at::histc(bins.reshape({-1}).to(at::kFloat), kMagnitudeBins, 0, static_cast<double>(kMagnitudeBins)).to(counts.scalar_type()));
+}
+
 void Accumulator::addMagnitudes(Layer& l, const at::Tensor& hidden, const at::Tensor& all_norms, at::ScalarType reduced) const {
   const int64_t b = hidden.size(0), t = hidden.size(1);
   const auto magnitude = hidden.abs().to(reduced).reshape({b * t, dim_});  // rows: window after window, position after position
@@ -209,19 +218,15 @@ void Accumulator::addMagnitudes(Layer& l, const at::Tensor& hidden, const at::Te
   else l.max_token.masked_fill_(taken, -1);
   l.position_abs_max = at::maximum(l.position_abs_max, at::amax(magnitude.view({b, t, dim_}), {0}).to(at::kDouble));
   // |h| binned by its float32 bits (exponent and 4 mantissa bits: MagnitudeStatistics),
-  // 2^24 at a time so that the bins' int64 indices stay a bounded copy. bincount on the CPU;
-  // on a GPU an index_add, which needs no synchronisation (bincount sizes its output first).
+  // 2^24 at a time so that the bins' copies stay bounded and histc's float32 counts exact.
   const auto flat_magnitude = magnitude.to(at::kFloat).reshape({-1});
   constexpr int64_t kChunk = int64_t{1} << 24;
   for (int64_t start = 0; start < flat_magnitude.numel(); start += kChunk) {
     const auto part = flat_magnitude.narrow(0, start, std::min(kChunk, flat_magnitude.numel() - start));
     // The mask: a NaN may keep its sign through abs (LibTorch 1.13's vectorised bfloat16 abs
     // does), and a negative index would throw before the batch's own check names the NaN.
-    const auto bins = at::__rshift__(part.view(at::kInt), 23 - kMagnitudeMantissaBits).bitwise_and_(kMagnitudeBins - 1).to(at::kLong);
-    if (device_.is_cpu())
-      l.magnitude_counts.add_(at::bincount(bins, {}, kMagnitudeBins).narrow(0, 0, kMagnitudeBins));
-    else
-      l.magnitude_counts.index_add_(0, bins, at::ones({1}, l.magnitude_counts.options()).expand({bins.numel()}));
+    const auto bins = at::__rshift__(part.view(at::kInt), 23 - kMagnitudeMantissaBits).bitwise_and_(kMagnitudeBins - 1);
+    countMagnitudeBins(l.magnitude_counts, bins, device_.is_cpu() ? BinCounting::kBincount : BinCounting::kHistc);
   }
   // The ANOVA over every position, position 0 in and out (metrics::massiveActivations).
   if (options_.skip_first > 0)

@@ -126,12 +126,19 @@ void readMagnitudes(const io::SafetensorsFile& f, const nlohmann::json& l, const
   const auto where = readMatrix(f, p + "max_where");
   const auto counts = readMatrix(f, p + "magnitude_counts");
   m.skipped_position_sum = readMatrix(f, p + "skipped_position_sum");
-  m.position_square_sum = readMatrix(f, p + "position_square_sum");
+  const auto squares = readMatrix(f, p + "position_square_sum");  // a column, checked before it becomes a vector
   const int64_t d = m.dim(), t = m.seqLen();
+  const auto name = [&] { return "the massive-activation tensors of layer " + std::to_string(s.layer); };
   if (where.rows() != 3 || where.cols() != d || counts.rows() != 1 || counts.cols() != kMagnitudeBins ||
-      m.skipped_position_sum.cols() != d || m.skipped_position_sum.rows() >= t || m.position_square_sum.rows() != t ||
-      m.position_square_sum.cols() != 1 || d != s.dim() || t - m.skipped_position_sum.rows() != s.positions())
-    throw InputError(f.path().string(), "the massive-activation tensors of layer " + std::to_string(s.layer) + " do not fit its statistics");
+      m.skipped_position_sum.cols() != d || m.skipped_position_sum.rows() >= t || squares.rows() != t || squares.cols() != 1 ||
+      d != s.dim() || t - m.skipped_position_sum.rows() != s.positions())
+    throw InputError(f.path().string(), name() + " do not fit its statistics");
+  // Maxima, counts and squares are finite and not negative in any state posgeom wrote (a NaN
+  // would not even sort).
+  if (!(m.position_abs_max.array() >= 0).all() || !m.position_abs_max.allFinite() || !(counts.array() >= 0).all() ||
+      !counts.allFinite() || !(squares.array() >= 0).all() || !squares.allFinite() || !m.skipped_position_sum.allFinite())
+    throw InputError(f.path().string(), name() + " hold values no run gives (negative, NaN or infinite)");
+  m.position_square_sum = squares.col(0);
   // Windows, positions and ids: whole numbers from -1 (none) up, below 2^53; anything else
   // is not a state posgeom wrote (and would not convert).
   const bool whole = (where.array() == where.array().floor()).all() && (where.array() >= -1).all() && (where.array() < 9007199254740992.0).all();

@@ -108,13 +108,14 @@ void reduceMagnitudes(anova::MagnitudeStatistics& m, const std::vector<json>& la
   group.sumToRoot(where.data(), where.size());
   group.maxToRoot(m.position_abs_max.data(), m.position_abs_max.size());
   Eigen::VectorXd sums(static_cast<Eigen::Index>(m.counts.size()) + m.skipped_position_sum.size() + m.position_square_sum.size() + 2);
-  sums << Eigen::Map<const Eigen::VectorXd>(m.counts.data(), static_cast<Eigen::Index>(m.counts.size())),
-      m.skipped_position_sum.reshaped(), m.position_square_sum, m.context_square_sum, m.context_square_sum_from_1;
+  auto skipped = Eigen::Map<Eigen::VectorXd>(m.skipped_position_sum.data(), m.skipped_position_sum.size());
+  sums << Eigen::Map<const Eigen::VectorXd>(m.counts.data(), static_cast<Eigen::Index>(m.counts.size())), skipped,
+      m.position_square_sum, m.context_square_sum, m.context_square_sum_from_1;
   group.sumToRoot(sums.data(), sums.size());
   if (!group.root()) return;
   Eigen::Index k = 0;
   for (auto& c : m.counts) c = sums[k++];
-  m.skipped_position_sum.reshaped() = sums.segment(k, m.skipped_position_sum.size());
+  skipped = sums.segment(k, m.skipped_position_sum.size());
   k += m.skipped_position_sum.size();
   m.position_square_sum = sums.segment(k, m.position_square_sum.size());
   k += m.position_square_sum.size();

@@ -80,10 +80,12 @@ std::string htmlReport(const nlohmann::json& summary_json, const std::vector<met
                        const std::vector<heads::HeadReport>& heads) {
   const RunSummary summary(summary_json);
   const std::string name = summary.title();
+  const std::string massive = massiveActivationsFigure(layers);  // "" for states without magnitudes
   std::ostringstream out;
   out << pageStart("posgeom report: " + name);
   out << "<h1>posgeom report: " << escapeXml(name) << "</h1>\n<nav><a href=\"#numbers\">numbers</a><a href=\"#across\">across "
-         "layers</a><a href=\"#basis\">positional basis</a><a href=\"#massive\">massive activations</a>"
+         "layers</a><a href=\"#basis\">positional basis</a>"
+      << (massive.empty() ? "" : "<a href=\"#massive\">massive activations</a>")
       << (heads.empty() ? "" : "<a href=\"#heads\">attention heads</a>")
       << (summary.find(keys::kNeurons) ? "<a href=\"#neurons\">neurons</a>" : "") << "</nav>\n";
   out << "<section id=\"identity\"><h2>Run</h2>" << identityTable(summary) << "</section>\n";
@@ -92,7 +94,7 @@ std::string htmlReport(const nlohmann::json& summary_json, const std::vector<met
       << similarityFigure(summary) << "</div></section>\n";
   out << "<section id=\"basis\"><h2>Positional basis, layer by layer</h2>" << gramFigure(layers) << combinedGramFigure(layers)
       << spiralFigure(layers) << singularValuesFigure(layers) << dctFigure(layers) << "</section>\n";
-  if (const auto massive = massiveActivationsFigure(layers); !massive.empty())
+  if (!massive.empty())
     out << "<section id=\"massive\"><h2>Massive activations</h2>" << massiveTable(summary) << massive << "</section>\n";
   if (!heads.empty())
     out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << sinkShareFigure(heads) << learnedSinkShareFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)

@@ -138,10 +138,15 @@ std::string massiveActivationsFigure(const std::vector<metrics::LayerMetrics>& l
       }
       all.insert(all.end(), s.y.begin(), s.y.end());
       series.push_back(std::move(s));
-      if (a.top[r].massive)
-        named += (named.empty() ? "" : ", ") + std::to_string(m.layer) + ":" + std::to_string(a.top[r].dim) + "@" +
-                 std::to_string(a.top[r].position);
     }
+    // Every massive one among the reported top dimensions, drawn or not, and how many more.
+    int64_t listed = 0;
+    for (const auto& d : a.top)
+      if (d.massive) {
+        named += (named.empty() ? "" : ", ") + std::to_string(m.layer) + ":" + std::to_string(d.dim) + "@" + std::to_string(d.position);
+        ++listed;
+      }
+    if (a.massive_count > listed) named += " and " + std::to_string(a.massive_count - listed) + " more in layer " + std::to_string(m.layer);
     const double cut = metrics::kMassiveTimesMedian * a.median_abs;
     series.push_back({"median", {1, t}, {a.median_abs, a.median_abs}, "#7b7b7b", false});
     series.push_back({log::number("%.0f", metrics::kMassiveTimesMedian) + "x median", {1, t}, {cut, cut}, "#e08214", false});

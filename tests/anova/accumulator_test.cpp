@@ -197,6 +197,27 @@ TEST_P(AccumulatorOnDevice, EqualMaximaNameTheLowestWindow) {
   EXPECT_EQ(m.max_token, (std::vector<int64_t>{-1, -1, -1}));  // no ids given
 }
 
+// The GPU's way of counting bins (histc over the bin numbers) gives the CPU's (bincount),
+// and both a count of each bin from its definition, the first and last bins included.
+TEST(Accumulator, BothWaysOfCountingBinsGiveTheSameCounts) {
+  auto bins = at::randint(0, anova::kMagnitudeBins, {100000}, at::kInt);
+  bins[0] = 0;
+  bins[1] = anova::kMagnitudeBins - 1;
+  bins.narrow(0, 2, 5000).fill_(2032);  // most |h| in a few bins
+  std::vector<double> want(static_cast<std::size_t>(anova::kMagnitudeBins), 0.0);
+  const auto host = bins.contiguous();
+  for (int64_t i = 0; i < host.numel(); ++i) want[static_cast<std::size_t>(host.data_ptr<int32_t>()[i])] += 1;
+  for (const auto how : {anova::BinCounting::kBincount, anova::BinCounting::kHistc}) {
+    auto counts = at::zeros({anova::kMagnitudeBins}, at::kDouble);
+    anova::countMagnitudeBins(counts, bins, how);
+    anova::countMagnitudeBins(counts, bins.narrow(0, 0, 10), how);  // they add
+    auto expected = want;
+    for (int64_t i = 0; i < 10; ++i) expected[static_cast<std::size_t>(host.data_ptr<int32_t>()[i])] += 1;
+    EXPECT_EQ(std::vector<double>(counts.data_ptr<double>(), counts.data_ptr<double>() + counts.numel()), expected)
+        << (how == anova::BinCounting::kHistc ? "histc" : "bincount");
+  }
+}
+
 TEST(Accumulator, ShardsMergedEqualOneRunTo1e12) {
   const auto t = tensorOf(randomSequences(12, 9, 5, 7));
   const auto prev = at::randn_like(t);

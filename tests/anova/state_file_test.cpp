@@ -1,6 +1,7 @@
 #include "posgeom/anova/state_file.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "anova_fixtures.h"
 #include "posgeom/base/error.h"
@@ -126,7 +127,8 @@ TEST(StateFile, EditedMagnitudeTensorsAreRefused) {
     for (const auto& [name, view] : file.tensors())
       if (name != tensor) w.add(name, view.dtype, view.shape, view.data, view.nbytes);
     w.addF64(tensor, shape, values);
-    const auto path = s / ("edited-" + std::to_string(values.size()) + "-" + std::to_string(values.front()) + ".safetensors");
+    static int count = 0;
+    const auto path = s / ("edited-" + std::to_string(++count) + ".safetensors");
     w.write(path);
     return path;
   };
@@ -140,11 +142,29 @@ TEST(StateFile, EditedMagnitudeTensorsAreRefused) {
       EXPECT_NE(std::string(e.what()).find("tensor 'layer.2.max_where' holds values that are not windows"), std::string::npos) << e.what();
     }
   }
-  try {
-    anova::loadState(edited("layer.1.magnitude_counts", {1, 10}, std::vector<double>(10, 1.0)));
-    ADD_FAILURE() << "a histogram of 10 bins must be refused";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("the massive-activation tensors of layer 1 do not fit its statistics"), std::string::npos) << e.what();
+  // Shapes: a histogram of 10 bins, squares in two columns (a vector read as a matrix would
+  // otherwise be resized, or abort in a build with Eigen's assertions).
+  for (const auto& [tensor, shape] : {std::pair<std::string, std::vector<int64_t>>{"layer.1.magnitude_counts", {1, 10}},
+                                      {"layer.1.position_square_sum", {6, 2}}}) {
+    try {
+      anova::loadState(edited(tensor, shape, std::vector<double>(static_cast<std::size_t>(shape[0] * shape[1]), 1.0)));
+      ADD_FAILURE() << tensor << " must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("the massive-activation tensors of layer 1 do not fit its statistics"), std::string::npos) << e.what();
+    }
+  }
+  // Values no run gives: a NaN or negative maximum (a NaN would not even sort), a negative count.
+  for (const auto& [tensor, shape, bad] : {std::tuple<std::string, std::vector<int64_t>, double>{"layer.2.position_abs_max", {6, 3}, std::nan("")},
+                                           {"layer.2.position_abs_max", {6, 3}, -1.0},
+                                           {"layer.2.magnitude_counts", {1, anova::kMagnitudeBins}, -3.0}}) {
+    std::vector<double> values(static_cast<std::size_t>(shape[0] * shape[1]), 1.0);
+    values[1] = bad;
+    try {
+      anova::loadState(edited(tensor, shape, values));
+      ADD_FAILURE() << tensor << " holding " << bad << " must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("hold values no run gives (negative, NaN or infinite)"), std::string::npos) << e.what();
+    }
   }
 }
 

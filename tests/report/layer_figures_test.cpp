@@ -49,6 +49,13 @@ TEST(LayerFigures, MassiveActivationsDrawEachLayersLargestDimensions) {
   EXPECT_NE(figure.find("100x median"), std::string::npos);
   EXPECT_NE(figure.find("Massive here (layer:dim@position): 4:3@2."), std::string::npos) << figure.substr(figure.find("<figcaption>"));
   EXPECT_EQ(report::massiveActivationsFigure(sampleLayers(2, 20, 6)), "");
+  // Massive dimensions beyond the reported top ones are counted, not dropped from the caption.
+  auto many = randomSequences(8, 12, 12, 11);
+  for (auto& x : many)
+    for (int i = 0; i < 10; ++i) x(1, i) = 200 + i;
+  const auto crowded = report::massiveActivationsFigure({metrics::computeLayerMetrics(directStatisticsWithMagnitudes(many, 1, 2), o)});
+  EXPECT_NE(crowded.find("2:9@1, 2:8@1, 2:7@1, 2:6@1, 2:5@1, 2:4@1, 2:3@1, 2:2@1 and 2 more in layer 2."), std::string::npos)
+      << crowded.substr(crowded.find("<figcaption>"));
 }
 
 TEST(LayerFigures, AcrossLayersPlotsEveryLayer) {

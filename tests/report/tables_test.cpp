@@ -74,6 +74,7 @@ TEST(Tables, MassiveActivationsAreInTheSummaryTheirCsvAndThePage) {
   EXPECT_NE(page.find("<figure id=\"fig-massive-activations\""), std::string::npos);
   EXPECT_NE(page.find("Massive here (layer:dim@position): 0:5@0."), std::string::npos);
   EXPECT_NE(page.find("<section id=\"massive\">"), std::string::npos);
+  EXPECT_NE(page.find("<a href=\"#massive\">"), std::string::npos);
 }
 
 // Statistics without magnitudes (a state written before them): no section, no CSV.
@@ -84,7 +85,9 @@ TEST(Tables, AStateWithoutMagnitudesHasNoMassiveActivations) {
   EXPECT_FALSE(summary["layers"][0].contains("massive_activations"));
   report::writeTables(s.path(), summary, layers);
   EXPECT_FALSE(std::filesystem::exists(s / "massive_activations.csv"));
-  EXPECT_EQ(readFile(s / "report.html").find("fig-massive-activations"), std::string::npos);
+  const auto page = readFile(s / "report.html");
+  EXPECT_EQ(page.find("fig-massive-activations"), std::string::npos);
+  EXPECT_EQ(page.find("#massive"), std::string::npos);  // no link to a section that is not there
 }
 
 // The induction probe's summary: the heads above the bar, highest first, by block.head.

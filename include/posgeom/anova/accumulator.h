@@ -22,6 +22,13 @@ namespace posgeom::anova {
 // matrix on the host: where statistics and model maps cross from Torch to the Eigen core.
 Eigen::MatrixXd toEigen(const at::Tensor& t);
 
+// Counts of bin numbers (0 .. kMagnitudeBins - 1, at most 2^24 of them) added into `counts`.
+// bincount on the CPU; on a GPU histc over the bin numbers, a histogram in shared memory:
+// bincount sizes its output with a synchronisation, and an index_add would pile its atomics
+// onto the few bins most |h| fall in. Both give the same counts (tested on the CPU).
+enum class BinCounting { kBincount, kHistc };
+void countMagnitudeBins(at::Tensor& counts, const at::Tensor& bins, BinCounting how);
+
 class Accumulator final : public model::LayerObserver {
  public:
   Accumulator(AccumulatorOptions options, int64_t seq_len, int64_t dim, const at::Device& device);
