@@ -168,6 +168,7 @@ HeadReport analyzeHead(const BlockHeads& block, std::size_t h, const HeadOptions
     r.kernel_learned_sink_share = sunk(kernel);
     if (sampled.samples > 0) r.learned_sink_share = sunk(sampled.attention);
   }
+  r.rope_bands = ropeBands(maps, projections.of(h), settings, !use_sampled);
   r.sink_share = sampled.key0_share;
   r.first_keys_share = sampled.first_keys_share;
   r.self_share = sampled.self_share;

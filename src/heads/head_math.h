@@ -68,6 +68,10 @@ KeyRange keyRange(Eigen::Index n, Eigen::Index positions, const KernelSettings& 
 void finishLogits(Eigen::Ref<Eigen::VectorXd> logits, Eigen::Index n, const KeyRange& keys, double scale,
                   const KernelSettings& settings);
 
+// Queries per product: each block of them against only the keys they see (in causal
+// heads those up to the block's last query, about half the multiply-adds of [T, T]).
+inline constexpr Eigen::Index kQueryBlock = 32;
+
 // dots [key, query] = keys [T, dh] * queries [T, dh]^T for queries n0 .. n0 + width - 1
 // against the keys they see between them (blockKeys), written to the top of `out`.
 KeyRange blockKeys(Eigen::Index n0, Eigen::Index width, Eigen::Index positions, const KernelSettings& settings);

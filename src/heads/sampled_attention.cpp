@@ -89,9 +89,7 @@ int64_t keysHoldingInPlace(Eigen::Ref<Eigen::VectorXd> weights, double mass) {
   return taken + selectKeysHolding(first, crossing_end, need);
 }
 
-// Queries per product: each block of them against only the keys they see (in causal
-// heads those up to the block's last query, about half the multiply-adds of [T, T]).
-constexpr Eigen::Index kQueryBlock = 32;
+using detail::kQueryBlock;
 
 // dots [key, query] = keys [T, dh] * queries [T, dh]^T wherever the loop over queries
 // reads it: queries from the skip on, their keys from the skip to the last one they see.

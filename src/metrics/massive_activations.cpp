@@ -106,6 +106,7 @@ std::optional<MassiveActivations> massiveActivations(const anova::LayerStatistic
     if (is_massive(largest[i])) massive_part += pos0[i] * pos0[i];
   out.position0_massive_share = out.position0_norm > 0 ? massive_part / pos0.squaredNorm() : 0;
   out.with_position_0 = varianceShares(s, 0);
+  out.without_position_0.first_position = 1;
   if (m.seqLen() > 1) out.without_position_0 = varianceShares(s, 1);
   return out;
 }

@@ -217,4 +217,47 @@ std::string qkBasisFigure(const std::vector<heads::HeadReport>& heads) {
       panels);
 }
 
+std::string ropeBandsFigure(const std::vector<heads::HeadReport>& heads) {
+  std::map<int64_t, std::vector<const heads::HeadReport*>> by_block;
+  for (const auto& h : heads)
+    if (h.rope_bands) by_block[h.block].push_back(&h);
+  if (by_block.empty()) return "";
+  std::vector<std::string> panels;
+  std::map<std::string, int> masses;
+  const bool sampled = !by_block.begin()->second.front()->rope_bands->attention_mass.empty();
+  for (const auto& [block, hs] : by_block) {
+    const auto bands = static_cast<Eigen::Index>(hs.front()->rope_bands->bands.size());
+    Eigen::MatrixXd kernel(bands, static_cast<Eigen::Index>(hs.size())), attention(kernel.rows(), kernel.cols());
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+      const auto& r = *hs[i]->rope_bands;
+      kernel.col(static_cast<Eigen::Index>(i)) = r.kernel_share;
+      attention.col(static_cast<Eigen::Index>(i)) = r.attention_share;
+      ++masses[r.kernel_mass];
+    }
+    const AxisRange head_axis{-0.5, static_cast<double>(hs.size()) - 0.5, false}, band_axis{-0.5, static_cast<double>(bands) - 0.5, false};
+    const ColorScale shares{ColorMap::kSequential, 0, 1};
+    const std::string name = "block " + std::to_string(block);
+    const int pixels = std::max(96, static_cast<int>(hs.size()));  // a column a head (DeepSeek-V3 has 128)
+    panels.push_back(heatmapSvg(kernel, shares, {name + ": kernel", "head", "band"}, head_axis, band_axis, "share", pixels));
+    if (sampled)
+      panels.push_back(heatmapSvg(attention, shares, {name + ": attention", "head", "band"}, head_axis, band_axis, "share", pixels));
+  }
+  std::string counts;
+  for (const auto& [mass, count] : masses) counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + mass;
+  const auto& first = *by_block.begin()->second.front()->rope_bands;
+  const bool unturned = first.unturned_band;
+  return figureElement(
+      "fig-rope-bands",
+      "Where in RoPE's frequencies each rotary head's logits lie: q . k split into its rotation pairs, the pairs in " +
+          std::to_string(first.bands.size() - (unturned ? 1 : 0)) + " bands of consecutive pairs from the fastest-turning "
+          "(band 0, top) to the slowest" + (unturned ? std::string(", the dims RoPE leaves unturned in the last row") : "") +
+          "; each cell is the band's share of what the logits of the positional kernel vary by over a query's keys" +
+          (sampled ? std::string(" (panels '...: kernel') and of the sampled sequences' attention ('...: attention')") : std::string()) +
+          ". Barbero et al. (2025) find positional heads in the fast bands and a semantic channel in the slow ones. "
+          "Kernels by where their mass lies (over " + log::number("%.0f", 100 * heads::kRopeMassAbove) +
+          "% in one half): " + counts + "; rope_bands.csv has every number, summary.json the ETC of the kernel "
+          "from the fastest and the slowest band alone.",
+      panels);
+}
+
 }  // namespace posgeom::report

@@ -97,7 +97,7 @@ std::string htmlReport(const nlohmann::json& summary_json, const std::vector<met
   if (!massive.empty())
     out << "<section id=\"massive\"><h2>Massive activations</h2>" << massiveTable(summary) << massive << "</section>\n";
   if (!heads.empty())
-    out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << sinkShareFigure(heads) << learnedSinkShareFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
+    out << "<section id=\"heads\"><h2>Attention heads</h2>" << etcMapFigure(heads) << kernelTvMapFigure(heads) << sinkShareFigure(heads) << learnedSinkShareFigure(heads) << ropeBandsFigure(heads) << probeFigures(heads) << kernelProfilesFigure(heads) << kernelMapsFigure(heads)
         << qkMapsFigure(heads) << qkBasisFigure(heads) << "</section>\n";
   out << neuronsSection(summary.json());
   out << pageEnd();

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "posgeom/report/json_number.h"
 #include "posgeom/report/number_text.h"
 #include "posgeom/report/summary_keys.h"
 #include "posgeom/report/svg_plot.h"
@@ -11,8 +12,6 @@
 
 namespace posgeom::report {
 namespace {
-
-nlohmann::json finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json tokensJson(const std::vector<std::pair<int32_t, double>>& tokens, const std::vector<std::string>& names) {
   nlohmann::json out = nlohmann::json::array();
@@ -49,8 +48,8 @@ nlohmann::json neuronsJson(const heads::NeuronAnalysis& a, const std::vector<std
   int64_t correlations = 0;
   for (std::size_t i = 0; i < a.neurons.size() && i < kNeuronsInSummary; ++i) {
     const auto& n = a.neurons[i];
-    top.push_back({{keys::kNeuron, n.neuron}, {keys::kScore, n.score}, {keys::kCorrelation, finite(n.correlation)},
-                   {keys::kWindowCorrelation, finite(n.window_correlation)},
+    top.push_back({{keys::kNeuron, n.neuron}, {keys::kScore, n.score}, {keys::kCorrelation, finiteOrNull(n.correlation)},
+                   {keys::kWindowCorrelation, finiteOrNull(n.window_correlation)},
                    {keys::kTopPositive, tokensJson(n.top_positive, names)}, {keys::kTopNegative, tokensJson(n.top_negative, names)}});
     if (std::isfinite(n.correlation) && std::isfinite(n.window_correlation))
       correlation_sum += n.correlation, window_sum += n.window_correlation, ++correlations;

@@ -9,7 +9,9 @@
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/report/html_report.h"
+#include "posgeom/report/json_number.h"
 #include "posgeom/report/number_text.h"
+#include "posgeom/report/rope_band_tables.h"
 #include "posgeom/report/summary_keys.h"
 
 namespace posgeom::report {
@@ -26,8 +28,6 @@ template <typename T>
 nlohmann::json optionalJson(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
-
-nlohmann::json finiteOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // Rows of a JSON list as CSV with the given columns (null: empty cell).
 std::string jsonTableCsv(const nlohmann::json& rows, const std::vector<std::string>& columns) {
@@ -127,7 +127,8 @@ std::string matrixCsv(const Eigen::MatrixXd& m, const CsvAxes& axes) {
 namespace {
 
 nlohmann::json sharesJson(const metrics::VarianceShares& v) {
-  return {{keys::kPositionShare, v.position}, {keys::kContextShare, v.context}, {keys::kResidualShare, v.residual}};
+  return {{keys::kPositionShare, finiteOrNull(v.position)}, {keys::kContextShare, finiteOrNull(v.context)},
+          {keys::kResidualShare, finiteOrNull(v.residual)}};
 }
 
 // A layer's massive activations (issue 36) as summary.json gives them.
@@ -267,10 +268,13 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
                       {keys::kSelfShare, finiteOrNull(h.self_share)},
                       {keys::kLearnedSinkShare, finiteOrNull(h.learned_sink_share)},
                       {keys::kKernelLearnedSinkShare, finiteOrNull(h.kernel_learned_sink_share)},
+                      {keys::kRopeBands, ropeBandsJson(h)},
                       {keys::kSamples, h.samples}});
     out[keys::kHeads] = std::move(list);
     if (std::isfinite(head_reports.front().induction_score)) out[keys::kProbe] = probeJson(settings, head_reports);
     if (std::isfinite(head_reports.front().sink_share)) out[keys::kSinkHeads] = sinkHeadsJson(head_reports);
+    auto layout = ropeBandLayoutJson(head_reports);
+    if (!layout.empty()) out[keys::kRopeBandLayout] = std::move(layout);
   }
   return out;
 }
@@ -308,6 +312,10 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
   }
   if (!head_reports.empty()) {
     io::writeTextFileAtomically(dir / "heads.csv", jsonTableCsv(summary.at(keys::kHeads), {keys::kHeadsCsvColumns.begin(), keys::kHeadsCsvColumns.end()}));
+    const auto bands = ropeBandRows(head_reports);
+    if (!bands.empty())
+      io::writeTextFileAtomically(dir / keys::kRopeBandsCsv,
+                                  jsonTableCsv(bands, {keys::kRopeBandsCsvColumns.begin(), keys::kRopeBandsCsvColumns.end()}));
     std::map<int64_t, std::vector<const heads::HeadReport*>> by_block;
     for (const auto& h : head_reports) by_block[h.block].push_back(&h);
     for (const auto& [block, hs] : by_block) {

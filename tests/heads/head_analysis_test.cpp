@@ -4,6 +4,7 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/heads/sampled_attention.h"
+#include "head_fixtures.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -35,6 +36,7 @@ TEST(HeadAnalysis, ClassesFlagsAndShapes) {
   const auto heads = analyzeBlock(block, o);
   ASSERT_EQ(heads.size(), 4u);
   EXPECT_EQ(headKindName(heads[0].kind), "uniform");
+  for (const auto& h : heads) EXPECT_FALSE(h.rope_bands);  // no RoPE here
   EXPECT_NEAR(heads[0].etc, 28.0, 1e-9);  // keys 2..29
   EXPECT_EQ(heads[0].keys, 28);
   EXPECT_TRUE(heads[0].contextual);       // broad, and zero queries make every denominator equal
@@ -50,6 +52,30 @@ TEST(HeadAnalysis, ClassesFlagsAndShapes) {
     EXPECT_NEAR(h.qk_shares[0] + h.qk_shares[1] + h.qk_shares[2] + h.qk_shares[3], h.head < 2 ? 0.0 : 1.0, 1e-12);
     EXPECT_GE(h.qk_rank, 1);
   }
+}
+
+// A rotary head's bands come from the kernel's own queries: each sample's by default, the
+// mean embedding's with --kernel-query mean.
+TEST(HeadAnalysis, RopeBandsTakeTheKernelsQueries) {
+  BlockHeads block = fourHeads(30, 8, 3);
+  block.kernel[2].positions.rope.inverse_frequencies = plainRope(30.0, 4);
+  std::vector<Eigen::VectorXd> shares;
+  for (const auto mode : {QueryMode::kSampled, QueryMode::kMeanEmbedding}) {
+    HeadOptions o;
+    o.kernel_skip = 2;
+    o.query = mode;
+    const auto heads = analyzeBlock(block, o);
+    ASSERT_TRUE(heads[2].rope_bands);
+    EXPECT_FALSE(heads[3].rope_bands);
+    KernelSettings s = block.kernel[2];
+    s.skip = 2;
+    const auto direct = ropeBands(block.maps[2], projectHead(block.maps[2], block.means, block.samples).projections(), s,
+                                  mode == QueryMode::kMeanEmbedding);
+    EXPECT_LT((heads[2].rope_bands->kernel_share - direct->kernel_share).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_NEAR(heads[2].rope_bands->etc_highest_band, direct->etc_highest_band, 1e-12);
+    shares.push_back(heads[2].rope_bands->kernel_share);
+  }
+  EXPECT_GT((shares[0] - shares[1]).cwiseAbs().maxCoeff(), 1e-6);  // content varies: the modes' queries differ
 }
 
 TEST(HeadAnalysis, QueryModesDifferOnlyWhereContentVaries) {

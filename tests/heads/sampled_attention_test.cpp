@@ -6,31 +6,12 @@
 
 #include <cmath>
 
+#include "head_fixtures.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
 namespace {
 using namespace posgeom::heads;
-
-HeadMaps randomHead(int dh, int d) { return {Eigen::MatrixXd::Random(dh, d), Eigen::VectorXd::Random(dh), Eigen::MatrixXd::Random(dh, d), {}}; }
-
-Eigen::MatrixXd stack(const std::vector<Eigen::MatrixXd>& sequences) {
-  Eigen::MatrixXd out(static_cast<Eigen::Index>(sequences.size()) * sequences[0].rows(), sequences[0].cols());
-  for (std::size_t c = 0; c < sequences.size(); ++c) out.middleRows(static_cast<Eigen::Index>(c) * sequences[0].rows(), sequences[0].rows()) = sequences[c];
-  return out;
-}
-
-// Norms over two heads, `head` the first: their maps stacked.
-std::shared_ptr<const JointQkNorm> jointOver(const HeadMaps& head, const HeadMaps& other) {
-  JointQkNorm j;
-  j.wq.resize(8, head.wq.cols()), j.wk.resize(8, head.wk.cols());
-  j.wq << head.wq, other.wq;
-  j.wk << head.wk, other.wk;
-  j.bq.resize(8), j.bk.resize(8);
-  j.bq << head.bq, other.bq;
-  j.bk << (head.bk.size() > 0 ? head.bk : Eigen::VectorXd::Zero(4)), Eigen::VectorXd::Random(4);
-  return std::make_shared<const JointQkNorm>(j);
-}
 
 TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(16, 6);
@@ -40,7 +21,7 @@ TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
     s.skip = 3;
     if (theta > 0) s.positions.rope.inverse_frequencies = plainRope(theta, 4);
     if (theta == 0) s.positions.additive = positions::alibiTerm(0.3);
-    const auto sampled = sampleAttention(head, means, stack({means, means, means}), s);
+    const auto sampled = sampleAttention(head, means, stackSequences({means, means, means}), s);
     const Eigen::MatrixXd kernel = positionalKernel(head, means, s);
     EXPECT_EQ(sampled.samples, 3);
     EXPECT_LT((sampled.kernel - kernel).cwiseAbs().maxCoeff(), 1e-12);
@@ -66,7 +47,7 @@ TEST(SampledAttention, ConstantContentGivesTheMeanKernel) {
 // of queries (T = 75 > 32), a sliding window, RoPE, ALiBi, a key bias, a norm and a clamp.
 TEST(SampledAttention, TheMeanQueryKernelIsPositionalKernels) {
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(75, 6);
-  const Eigen::MatrixXd samples = stack({Eigen::MatrixXd::Random(75, 6), Eigen::MatrixXd::Random(75, 6)});
+  const Eigen::MatrixXd samples = stackSequences({Eigen::MatrixXd::Random(75, 6), Eigen::MatrixXd::Random(75, 6)});
   for (int variant = 0; variant < 6; ++variant) {
     HeadMaps head = randomHead(4, 6);
     KernelSettings s;
@@ -118,7 +99,7 @@ TEST(SampledAttention, AJointNormsAttentionIsTheModelsByHand) {
   s.skip = 2;
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
   const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
-  const auto sampled = sampleAttention(head, means, stack(seqs), s);
+  const auto sampled = sampleAttention(head, means, stackSequences(seqs), s);
   auto normed = [&](const Eigen::RowVectorXd& x, const Eigen::MatrixXd& all_w, const Eigen::VectorXd& all_b,
                     const Eigen::MatrixXd& w, const Eigen::VectorXd& b, const Eigen::VectorXd& weights) {
     const Eigen::VectorXd all = all_w * x.transpose() + all_b;
@@ -157,7 +138,7 @@ TEST(SampledAttention, ALatentNormLeavesTheKeysSharedPartByHand) {
   s.skip = 1;
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
   const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
-  const auto sampled = sampleAttention(head, means, stack(seqs), s);
+  const auto sampled = sampleAttention(head, means, stackSequences(seqs), s);
   Eigen::MatrixXd attention = Eigen::MatrixXd::Zero(t, t);
   for (const auto& x : seqs)
     for (Eigen::Index n = s.skip; n < t; ++n) {
@@ -195,7 +176,7 @@ TEST(SampledAttention, DisentangledTermsAreTheModelsByHand) {
   s.positions.relative_vectors = v;
   const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
   const std::vector<Eigen::MatrixXd> seqs{Eigen::MatrixXd::Random(t, d), Eigen::MatrixXd::Random(t, d)};
-  const auto sampled = sampleAttention(head, means, stack(seqs), s, /*keep_maps=*/true);
+  const auto sampled = sampleAttention(head, means, stackSequences(seqs), s, /*keep_maps=*/true);
   auto logit = [&](const Eigen::VectorXd& q, const Eigen::VectorXd& k, Eigen::Index n, Eigen::Index i) {
     return 0.3 * (q.dot(k) + q.dot(key_table.row(v.rows.c2pRow(n, i))) + k.dot(query_table.row(v.rows.p2cRow(n, i))));
   };
@@ -221,7 +202,7 @@ TEST(SampledAttention, DisentangledTermsAreTheModelsByHand) {
   // and the sink), from query 2 on, keys before the skip with both terms too.
   s.skip = 2;
   s.positions.sink = 0.7;
-  const auto skipped = sampleAttention(head, means, stack(seqs), s);
+  const auto skipped = sampleAttention(head, means, stackSequences(seqs), s);
   double key0 = 0, first = 0, self = 0, queries = 0;
   for (const auto& x : seqs)
     for (Eigen::Index n = 2; n < t; ++n, ++queries) {
@@ -249,7 +230,7 @@ TEST(SampledAttention, SinkSharesAreOverTheWholeSoftmaxByHand) {
     KernelSettings s;
     s.skip = 3;
     s.positions.mask.window = window;
-    const auto sampled = sampleAttention(head, means, stack(seqs), s);
+    const auto sampled = sampleAttention(head, means, stackSequences(seqs), s);
     double key0 = 0, first = 0, self = 0, queries = 0;
     for (const auto& x : seqs)
       for (Eigen::Index n = 3; n < t; ++n, ++queries) {
@@ -279,7 +260,7 @@ TEST(SampledAttention, ZeroQueriesAttendUniformly) {
   KernelSettings s;
   s.skip = 2;
   s.positions.mask.causal = false;
-  const auto sampled = sampleAttention(head, means, stack({Eigen::MatrixXd::Random(12, 6), Eigen::MatrixXd::Random(12, 6)}), s);
+  const auto sampled = sampleAttention(head, means, stackSequences({Eigen::MatrixXd::Random(12, 6), Eigen::MatrixXd::Random(12, 6)}), s);
   EXPECT_NEAR(sampled.entropy, std::log(10.0), 1e-12);  // 10 keys, equal weights
   EXPECT_NEAR(sampled.keys90, 9.0, 1e-12);
   EXPECT_NEAR(sampled.denominator_cv, 0.0, 1e-12);
@@ -299,7 +280,7 @@ TEST(SampledAttention, SharesKernelAndDenominatorSpreadByHand) {
     KernelSettings s;
     s.skip = skip;
     s.positions.mask.causal = causal;
-    const auto sampled = sampleAttention(head, means, stack(seqs), s);
+    const auto sampled = sampleAttention(head, means, stackSequences(seqs), s);
     double energy[4] = {0, 0, 0, 0}, cv = 0, spread = 0;
     Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(t, t), attention = Eigen::MatrixXd::Zero(t, t);
     for (int n = skip; n < t; ++n) {

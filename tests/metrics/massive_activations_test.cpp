@@ -97,6 +97,13 @@ TEST(MassiveActivations, NoneWithoutMagnitudesAndNothingMassiveInNoise) {
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->massive_count, 0);
   for (const auto& d : got->top) EXPECT_FALSE(d.massive);
+  // Windows of one position: nothing is left without position 0 to share.
+  const auto single = metrics::massiveActivations(directStatisticsWithMagnitudes(randomSequences(6, 1, 4, 33), 0));
+  ASSERT_TRUE(single.has_value());
+  EXPECT_EQ(single->without_position_0.first_position, 1);
+  EXPECT_TRUE(std::isnan(single->without_position_0.position));
+  EXPECT_TRUE(std::isnan(single->without_position_0.residual));
+  EXPECT_NEAR(single->with_position_0.position + single->with_position_0.context + single->with_position_0.residual, 1, 1e-12);
 }
 
 TEST(MassiveActivations, TheMedianComesFromItsBin) {

@@ -370,6 +370,48 @@ TEST(Heads, LlamaRotationsAndKeyHeadsByHand) {
   expectRotaryKernelsByHand(report, f, "model.layers.0.self_attn.", 8, 4, 8, false);
 }
 
+// Acceptance (issue 36): block 0's RoPE bands on a real checkpoint, from the weights and the
+// saved means by hand (mean queries): each pair's term of q . k, q and k turned to their
+// positions, four pairs of 8-wide heads a band each; their shares of the kernel's logits'
+// variation over each query's keys, and the ETC of the kernel from the fastest pair alone
+// and from the slowest.
+TEST(Heads, LlamaRopeBandsByHand) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-llama");
+  ScratchDir s;
+  const auto report = headsReport(s, "tiny-llama", "mean");
+  const auto f = io::SafetensorsFile::open(sharedDir() / "fixtures/models/tiny-llama/model-00001-of-00002.safetensors");
+  const Eigen::MatrixXd p = blockMeans(report);
+  const Eigen::MatrixXd wq_all = weightMatrix(f, "model.layers.0.self_attn.q_proj.weight");
+  const Eigen::MatrixXd wk_all = weightMatrix(f, "model.layers.0.self_attn.k_proj.weight");
+  const Eigen::Index dh = 8, pairs = 4, skip = 5, t = p.rows(), group = 2;
+  // Pair j of x turned to position `pos`: (x_j, x_{j+4}) by pos theta^(-2j/8).
+  auto pair = [&](const Eigen::VectorXd& x, Eigen::Index j, Eigen::Index pos) {
+    const double a = static_cast<double>(pos) * std::pow(10000.0, -2.0 * static_cast<double>(j) / static_cast<double>(dh));
+    return Eigen::Vector2d(x[j] * std::cos(a) - x[j + pairs] * std::sin(a), x[j + pairs] * std::cos(a) + x[j] * std::sin(a));
+  };
+  const auto summary = summaryOf(report);
+  ASSERT_EQ(summary["rope_band_layout"][0]["bands"].size(), 4u);
+  for (Eigen::Index h = 0; h < 8; ++h) {
+    const Eigen::MatrixXd wq = wq_all.middleRows(h * dh, dh), wk = wk_all.middleRows(h / group * dh, dh);
+    Eigen::Vector4d energy = Eigen::Vector4d::Zero();
+    Eigen::VectorXd fastest(t - skip), slowest(t - skip);  // the last query's logits from one pair
+    for (Eigen::Index n = skip; n < t; ++n) {
+      Eigen::MatrixXd parts(pairs, n - skip + 1);  // [pair, key]
+      for (Eigen::Index i = skip; i <= n; ++i)
+        for (Eigen::Index j = 0; j < pairs; ++j)
+          parts(j, i - skip) = pair(wq * p.row(n).transpose(), j, n).dot(pair(wk * p.row(i).transpose(), j, i));
+      energy += (parts.colwise() - parts.rowwise().mean()).rowwise().squaredNorm();  // about the mean over the keys
+      if (n == t - 1) fastest = parts.row(0).transpose() / std::sqrt(double(dh)), slowest = parts.row(pairs - 1).transpose() / std::sqrt(double(dh));
+    }
+    const auto& bands = summary["heads"][static_cast<std::size_t>(h)]["rope_bands"];
+    for (Eigen::Index j = 0; j < pairs; ++j)
+      EXPECT_NEAR(bands["kernel_share"][static_cast<std::size_t>(j)].get<double>(), energy[j] / energy.sum(), 1e-9) << "head " << h;
+    EXPECT_NEAR(bands["etc_highest_band"].get<double>(), 1.0 / softmaxRow(fastest).squaredNorm(), 1e-6) << "head " << h;
+    EXPECT_NEAR(bands["etc_lowest_band"].get<double>(), 1.0 / softmaxRow(slowest).squaredNorm(), 1e-6) << "head " << h;
+  }
+  EXPECT_TRUE(fs::exists(report / "rope_bands.csv"));
+}
+
 // Qwen2's key bias turns with its key's position: it is in the kernel, unlike an
 // unrotated key bias (which cancels in the softmax).
 TEST(Heads, Qwen2RotatedKeyBiasByHand) {
@@ -444,6 +486,18 @@ TEST_P(KernelIsTransformersAttention, WhereContentIsConstant) {
     EXPECT_NEAR(head["sink_share"].get<double>(), later.select(1, 0).mean().item<double>(), 2e-5) << head.dump();
     EXPECT_NEAR(head["self_share"].get<double>(), later.diagonal(1).mean().item<double>(), 2e-5) << head.dump();
     EXPECT_TRUE(head["first_keys_share"].is_null()) << head.dump();  // no skipped keys
+    // RoPE's bands, for every head the model turns: content is constant, so the attention's
+    // logits are the kernel's.
+    const bool turns = !loaded.model->kernelPositions(b, t).shared.rope.inverse_frequencies.empty();
+    EXPECT_EQ(!head["rope_bands"].is_null(), turns) << head.dump();
+    if (turns) {
+      double sum = 0;
+      for (std::size_t i = 0; i < head["rope_bands"]["kernel_share"].size(); ++i) {
+        sum += head["rope_bands"]["kernel_share"][i].get<double>();
+        EXPECT_NEAR(head["rope_bands"]["attention_share"][i].get<double>(), head["rope_bands"]["kernel_share"][i].get<double>(), 1e-9);
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-12) << head.dump();
+    }
     const bool sinks = !loaded.model->kernelPositions(b, t).sinks.empty();
     if (!sinks) {
       EXPECT_TRUE(head["learned_sink_share"].is_null()) << head.dump();

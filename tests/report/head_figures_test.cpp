@@ -61,5 +61,31 @@ TEST(HeadFigures, EtcMapKernelsAndQkMaps) {
   EXPECT_NE(report::kernelMapsFigure(sampleHeads(40, 5, 10, 0)).find("The first 64 of 195 heads"), std::string::npos);
 }
 
+// Per block, bands x heads of the kernel's shares and of the attention's, the kernels counted
+// by where their mass lies.
+TEST(HeadFigures, RopeBandsDrawBandsByHeadsPerBlock) {
+  auto heads = sampleHeads(4, 5, 30, 0);  // blocks 0..2, heads 0..4
+  EXPECT_EQ(report::ropeBandsFigure(heads), "");  // no rotary heads
+  addRopeBands(heads, 4, 0);
+  auto count = [](const std::string& html) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  const auto figure = report::ropeBandsFigure(heads);
+  EXPECT_NE(figure.find("id=\"fig-rope-bands\""), std::string::npos);
+  EXPECT_EQ(count(figure), 6u);  // kernel and attention for each of 3 blocks
+  EXPECT_NE(figure.find("block 2: attention"), std::string::npos);
+  EXPECT_NE(figure.find("9 high, 6 low"), std::string::npos) << figure;  // heads 0, 1, 4 high; 2, 3 low
+  EXPECT_EQ(figure.find("unturned"), std::string::npos);
+  auto partial = sampleHeads(2, 5, 30, 0);
+  addRopeBands(partial, 2, 4, false);  // bands 0, 1 and the unturned dims; no samples
+  const auto without = report::ropeBandsFigure(partial);
+  EXPECT_EQ(count(without), 1u);  // the kernel's only
+  EXPECT_NE(without.find("2 bands of consecutive pairs"), std::string::npos) << without;
+  EXPECT_NE(without.find("unturned in the last row"), std::string::npos);
+  EXPECT_NE(without.find("1 unturned"), std::string::npos);  // head 2
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -1,6 +1,7 @@
 #include "posgeom/report/tables.h"
 
 #include "anova_fixtures.h"
+#include "report_samples.h"
 #include "test_support.h"
 
 namespace posgeom::testing {
@@ -134,6 +135,31 @@ TEST(Tables, SinkHeadsArePerBlockAboveTheBar) {
   EXPECT_TRUE(summary["heads"][0]["learned_sink_share"].is_null());
   hs[0].sink_share = std::nan("");  // no sampled windows
   EXPECT_FALSE(report::summaryJson({}, {}, {}, hs).contains("sink_heads"));
+}
+
+// RoPE heads: their bands in each head's entry, the layout once, and rope_bands.csv; none of
+// it for heads that do not turn.
+TEST(Tables, RopeBandsAreInTheSummaryAndTheirCsv) {
+  ScratchDir s;
+  const auto layers = twoLayerMetrics();
+  auto heads = sampleHeads(2, 3, 9, 0);
+  const auto plain = report::summaryJson({{"model", "m"}}, layers, {}, heads);
+  EXPECT_FALSE(plain.contains("rope_band_layout"));
+  EXPECT_TRUE(plain["heads"][0]["rope_bands"].is_null());
+  std::filesystem::create_directories(s / "plain");
+  report::writeTables(s / "plain", plain, layers, heads);
+  EXPECT_FALSE(std::filesystem::exists(s / "plain" / "rope_bands.csv"));
+  addRopeBands(heads, 4, 0);
+  const auto summary = report::summaryJson({{"model", "m"}}, layers, {}, heads);
+  EXPECT_EQ(summary["rope_band_layout"].size(), 1u);
+  EXPECT_EQ(summary["heads"][2]["rope_bands"]["kernel_share"], nlohmann::json({0.0, 0.0, 1.0, 0.0}));
+  std::filesystem::create_directories(s / "rope");
+  report::writeTables(s / "rope", summary, layers, heads);
+  const auto csv = readFile(s / "rope" / "rope_bands.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "block,head,band,first_pair,pairs,dims,shortest_wavelength,longest_wavelength,kernel_share,attention_share");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 13);  // the header and 3 heads x 4 bands
+  EXPECT_NE(csv.find("\n0,2,2,2,1,2,"), std::string::npos) << csv;  // head 2's band 2: pair 2
 }
 
 TEST(Tables, MatrixCsvKeepsFullPrecisionWithHeaderIndexAndEmptyPadding) {

@@ -71,4 +71,24 @@ nlohmann::json sampleSummary(const std::vector<metrics::LayerMetrics>& layers, c
   return report::summaryJson({{"model", "synthetic"}, {"seq_len", 0}}, layers, cross, heads);
 }
 
+void addRopeBands(std::vector<heads::HeadReport>& heads, int pairs, int unturned_dims, bool sampled) {
+  std::vector<double> frequencies;
+  for (int j = 0; j < pairs; ++j) frequencies.push_back(std::pow(100.0, -static_cast<double>(j) / pairs));
+  for (auto& h : heads) {
+    heads::RopeBandReport r;
+    r.bands = heads::ropeBandsOf(frequencies, 2 * pairs + unturned_dims);
+    r.unturned_band = unturned_dims > 0;
+    const auto bands = static_cast<Eigen::Index>(r.bands.size()), turning = bands - (r.unturned_band ? 1 : 0);
+    r.kernel_share = Eigen::VectorXd::Zero(bands);
+    r.kernel_share[h.head % bands] = 1;
+    const auto band = h.head % bands;
+    r.kernel_mass = band == turning ? "unturned" : band < turning / 2 ? "high" : band >= turning - turning / 2 ? "low" : "spread";
+    r.attention_share = Eigen::VectorXd::Constant(bands, sampled ? 1.0 / static_cast<double>(bands) : std::nan(""));
+    if (sampled) r.attention_mass = "spread";
+    r.q_pair_norm = r.k_pair_norm = Eigen::VectorXd::LinSpaced(pairs, 1, 2);
+    r.etc_highest_band = 3, r.etc_lowest_band = 20;
+    h.rope_bands = r;
+  }
+}
+
 }  // namespace posgeom::testing

@@ -13,6 +13,7 @@
 #include "posgeom/heads/head_kind.h"
 #include "posgeom/heads/positional_kernel.h"
 #include "posgeom/heads/qk_positional_basis.h"
+#include "posgeom/heads/rope_bands.h"
 #include "posgeom/metrics/screenot.h"
 
 namespace posgeom::heads {
@@ -97,6 +98,7 @@ struct HeadReport {
   // queries from the skip on, in the sampled sequences' attention and in the kernel. NaN otherwise.
   double learned_sink_share = std::numeric_limits<double>::quiet_NaN();
   double kernel_learned_sink_share = std::numeric_limits<double>::quiet_NaN();
+  std::optional<RopeBandReport> rope_bands;  // RoPE heads: where in the frequencies q . k lies
   int64_t samples = 0;
   Eigen::VectorXd etc_curve;  // ETC(n) for every position n
   Eigen::VectorXd profile;    // the kernel's last row K_{T-1}(i)

@@ -5,6 +5,7 @@
 // variance shares with position 0 in and out.
 #include <Eigen/Dense>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -34,9 +35,13 @@ struct MassiveDimension {
 
 // The ANOVA's variance about the global mean over positions first..T-1, split as the paper
 // splits it: N sum_t |pos_t|^2, T' sum_c |ctx_c|^2 and the rest, as shares of the total.
+// NaN (null in summary.json) where there is no variance to share: windows of one position
+// without position 0, or every hidden state alike.
 struct VarianceShares {
   int64_t first_position = 0;
-  double position = 0, context = 0, residual = 0;
+  double position = std::numeric_limits<double>::quiet_NaN();
+  double context = std::numeric_limits<double>::quiet_NaN();
+  double residual = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct MassiveActivations {

@@ -20,6 +20,10 @@ std::string sinkShareFigure(const std::vector<heads::HeadReport>& heads);
 // Blocks x heads: the weight each head's attention sends to its learned sink (gpt-oss);
 // empty for models without learned sinks.
 std::string learnedSinkShareFigure(const std::vector<heads::HeadReport>& heads);
+// Per block, bands x heads: each rotary head's share of the kernel's (and the sampled
+// attention's) squared logits in each band of RoPE's frequencies (fig-rope-bands); empty
+// without RoPE heads.
+std::string ropeBandsFigure(const std::vector<heads::HeadReport>& heads);
 std::string kernelProfilesFigure(const std::vector<heads::HeadReport>& heads);
 // Every head's kernel over queries x keys, as small heatmaps (the first 64 heads).
 std::string kernelMapsFigure(const std::vector<heads::HeadReport>& heads);

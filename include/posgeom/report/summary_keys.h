@@ -107,6 +107,31 @@ inline constexpr const char* kSinkHeads = "sink_heads";
 inline constexpr const char* kBlocks = "blocks";
 inline constexpr const char* kSamples = "samples";
 
+// A head's "rope_bands" (report/rope_band_tables.h) and the summary's "rope_band_layout".
+inline constexpr const char* kRopeBands = "rope_bands";
+inline constexpr const char* kKernelShare = "kernel_share";
+inline constexpr const char* kAttentionShare = "attention_share";
+inline constexpr const char* kQPairNorm = "q_pair_norm";
+inline constexpr const char* kKPairNorm = "k_pair_norm";
+inline constexpr const char* kQUnturnedNorm = "q_unturned_norm";
+inline constexpr const char* kKUnturnedNorm = "k_unturned_norm";
+inline constexpr const char* kEtcHighestBand = "etc_highest_band";
+inline constexpr const char* kEtcLowestBand = "etc_lowest_band";
+inline constexpr const char* kKernelMass = "kernel_mass";
+inline constexpr const char* kAttentionMass = "attention_mass";
+inline constexpr const char* kRopeBandLayout = "rope_band_layout";
+inline constexpr const char* kBands = "bands";
+inline constexpr const char* kBand = "band";
+inline constexpr const char* kFirstPair = "first_pair";
+inline constexpr const char* kPairs = "pairs";
+inline constexpr const char* kDims = "dims";
+inline constexpr const char* kShortestWavelength = "shortest_wavelength";
+inline constexpr const char* kLongestWavelength = "longest_wavelength";
+// rope_bands.csv: a row per block, head and band.
+inline constexpr const char* kRopeBandsCsv = "rope_bands.csv";
+inline constexpr std::array<const char*, 10> kRopeBandsCsvColumns{
+    kBlock, kHead, kBand, kFirstPair, kPairs, kDims, kShortestWavelength, kLongestWavelength, kKernelShare, kAttentionShare};
+
 // "probe" (--corpus repeated-random), besides kCorpus and kRepeatPeriod.
 inline constexpr const char* kNamedAbove = "named_above";
 inline constexpr const char* kInductionHeads = "induction_heads";
