@@ -44,6 +44,7 @@ struct Accumulator::Layer {
   int64_t index = 0;
   int64_t sequences = 0;
   at::Tensor position_sum, context_second_moment, norm_sum, cosine_sum;
+  at::Tensor earlier_cosine_sum;  // [index] with layer_cosines
   std::unique_ptr<GramSum> second_moment;
   at::Tensor context_means;  // [cap, d], filled up to contexts_kept rows
   int64_t contexts_kept = 0;
@@ -68,7 +69,7 @@ struct Accumulator::Layer {
   // samples are on the host always).
   template <typename Self, typename Visit>
   static void forEachDeviceTensor(Self& self, Visit visit) {
-    for (auto* t : {&self.position_sum, &self.context_second_moment, &self.norm_sum, &self.cosine_sum, &self.context_means,
+    for (auto* t : {&self.position_sum, &self.context_second_moment, &self.norm_sum, &self.cosine_sum, &self.earlier_cosine_sum, &self.context_means,
                     &self.reservoir, &self.attention_input_sum, &self.position_abs_max, &self.max_window, &self.max_position,
                     &self.max_token, &self.magnitude_counts, &self.skipped_position_sum, &self.position_square_sum,
                     &self.context_square_sum, &self.context_square_sum_from_1})
@@ -99,6 +100,7 @@ void Accumulator::allocate(Layer& layer) const {
   layer.context_second_moment = at::zeros({dim_, dim_}, f64);
   layer.norm_sum = at::zeros({}, f64);
   layer.cosine_sum = at::zeros({}, f64);
+  if (options_.layer_cosines) layer.earlier_cosine_sum = at::zeros({layer.index}, f64);
   layer.context_means = at::zeros({rows(options_.caps.contexts), dim_}, f64);
   layer.reservoir = at::zeros({rows(options_.caps.reservoir), positions_, dim_}, f64);
   const auto i64 = f64.dtype(at::kLong);
@@ -180,6 +182,19 @@ void Accumulator::onHidden(int64_t layer_index, const at::Tensor& hidden) {
     // Products in float32 at least: a bfloat16 product keeps 8 bits.
     const auto dots = at::sum(h.to(reduced) * previous.to(reduced), {2}).to(at::kDouble);  // [B, T']
     layer->cosine_sum.add_((dots / (norms * previous_norms).clamp_min(1e-300)).sum());
+  }
+  if (layer->earlier_cosine_sum.defined()) {
+    // Unit vectors in the batch's reduction type: a product of float32 units is what the
+    // previous layer's cosine takes too. The clamp after the conversion (1e-300 is 0 in
+    // float32): a zero vector's unit is zero, its cosines 0, as the previous layer's.
+    const auto unit = h.to(reduced) / norms.to(reduced).clamp_min(1e-30).unsqueeze(2);
+    for (const auto& [earlier, units] : batch_.units)
+      layer->earlier_cosine_sum[earlier].add_((unit * units).sum().to(at::kDouble));
+    // The last analysed layer ends what the batch holds of them.
+    if (layer_index == *options_.layers.rbegin())
+      batch_.units.clear();
+    else
+      batch_.units.emplace_back(layer_index, unit);
   }
   // Samples: windows arrive in increasing index order per shard, so the first ones kept
   // are the lowest-indexed.
@@ -311,6 +326,14 @@ void Accumulator::restore(const std::vector<LayerStatistics>& saved, const std::
     copyRows(l.context_second_moment, s.context_second_moment);
     l.norm_sum.fill_(s.norm_sum);
     l.cosine_sum.fill_(s.previous_cosine_sum);
+    // Cosines between layers go on only where the state has them and this run measures them
+    // (a run that went layer-major, or a state without them, leaves them out from here on).
+    if (!s.layer_cosines) l.earlier_cosine_sum = at::Tensor();
+    if (l.earlier_cosine_sum.defined()) {
+      if (s.earlier_cosine_sums.size() != l.earlier_cosine_sum.size(0))
+        throw InputError(where, "layer " + std::to_string(s.layer) + " does not fit this run's statistics");
+      copyRows(l.earlier_cosine_sum, s.earlier_cosine_sums);
+    }
     copyRows(l.context_means, s.context_means);
     l.contexts_kept = s.context_means.rows();
     l.context_windows = s.context_windows;
@@ -363,6 +386,10 @@ LayerStatistics Accumulator::statisticsOf(const Layer& layer) const {
   s.context_second_moment = toEigen(l->context_second_moment);
   s.norm_sum = l->norm_sum.item<double>();
   s.previous_cosine_sum = l->cosine_sum.item<double>();
+  if (l->earlier_cosine_sum.defined()) {
+    s.layer_cosines = true;
+    s.earlier_cosine_sums = toEigen(l->earlier_cosine_sum).col(0);
+  }
   s.context_means = toEigen(l->context_means.narrow(0, 0, l->contexts_kept));
   s.context_windows = l->context_windows;
   s.context_labels = l->context_labels;

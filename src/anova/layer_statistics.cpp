@@ -58,6 +58,14 @@ void merge(LayerStatistics& into, const LayerStatistics& other, const SampleCaps
   into.norm_sum += other.norm_sum;
   merge(into.magnitudes, other.magnitudes);
   into.previous_cosine_sum += other.previous_cosine_sum;
+  // Cosines between layers only where every part measured them (a shard that went
+  // layer-major did not): a partial sum would be no one's mean.
+  if (into.layer_cosines && other.layer_cosines && into.earlier_cosine_sums.size() == other.earlier_cosine_sums.size()) {
+    into.earlier_cosine_sums += other.earlier_cosine_sums;
+  } else {
+    into.layer_cosines = false;
+    into.earlier_cosine_sums.resize(0);
+  }
   mergeSamples(into.context_means, into.context_windows, &into.context_labels, other.context_means,
                other.context_windows, &other.context_labels, caps.contexts, 1);
   mergeSamples(into.reservoir, into.reservoir_windows, nullptr, other.reservoir, other.reservoir_windows, nullptr,

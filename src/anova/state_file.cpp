@@ -1,6 +1,7 @@
 #include "posgeom/anova/state_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -76,6 +77,7 @@ nlohmann::json addLayer(io::SafetensorsWriter& w, const LayerStatistics& s) {
                           {"context_windows", s.context_windows},
                           {"context_labels", s.context_labels},
                           {"reservoir_windows", s.reservoir_windows}};
+  if (s.layer_cosines) layer["earlier_cosine_sums"] = std::vector<double>(s.earlier_cosine_sums.data(), s.earlier_cosine_sums.data() + s.earlier_cosine_sums.size());
   if (!s.magnitudes.empty()) {
     const auto& m = s.magnitudes;
     addMatrix(w, p + "position_abs_max", m.position_abs_max);
@@ -150,6 +152,24 @@ void readMagnitudes(const io::SafetensorsFile& f, const nlohmann::json& l, const
   m.context_square_sum_from_1 = l.at("context_square_sum_from_1").get<double>();
 }
 
+// A cosine sum per earlier hidden state, each within the tokens it sums over.
+void readLayerCosines(const io::SafetensorsFile& f, const nlohmann::json& l, LayerStatistics& s) {
+  const auto& sums = l.at("earlier_cosine_sums");
+  const double tokens = static_cast<double>(s.sequences) * static_cast<double>(s.positions());
+  bool fits = sums.is_array() && static_cast<int64_t>(sums.size()) == s.layer;
+  s.earlier_cosine_sums.resize(fits ? s.layer : 0);
+  for (std::size_t i = 0; fits && i < sums.size(); ++i) {
+    // float32 products of float32 unit vectors: a cosine of 1 may sum a hair past the tokens
+    fits = sums[i].is_number() && std::abs(sums[i].get<double>()) <= tokens * (1 + 1e-5);
+    if (fits) s.earlier_cosine_sums[static_cast<Eigen::Index>(i)] = sums[i].get<double>();
+  }
+  if (!fits)
+    throw InputError(f.path().string(), "layer " + std::to_string(s.layer) +
+                                            "'s earlier_cosine_sums is not one sum of cosines per earlier hidden state, each "
+                                            "within its " + std::to_string(static_cast<int64_t>(tokens)) + " tokens");
+  s.layer_cosines = true;
+}
+
 LayerStatistics readLayer(const io::SafetensorsFile& f, const nlohmann::json& l) {
   LayerStatistics s;
   s.layer = l.at("layer").get<int64_t>();
@@ -166,6 +186,7 @@ LayerStatistics readLayer(const io::SafetensorsFile& f, const nlohmann::json& l)
   s.context_means = readMatrix(f, p + "context_means");
   s.reservoir = readMatrix(f, p + "reservoir");
   if (f.find(p + "position_abs_max")) readMagnitudes(f, l, p, s);
+  if (l.contains("earlier_cosine_sums")) readLayerCosines(f, l, s);
   if (f.find(p + "attention_input_sum")) {
     s.attention_input_sum = readMatrix(f, p + "attention_input_sum");
     s.attention_samples = readMatrix(f, p + "attention_samples");

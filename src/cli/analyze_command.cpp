@@ -83,6 +83,8 @@ void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   sub->add_flag(option::kStrict, o->corpus.text.strict, "fail on malformed JSON Lines rows (default: skip and count them)");
   sub->add_option(option::kContextCap, o->caps.contexts, "context means kept per layer (>= 0)")->check(atLeast(0))->capture_default_str();
   sub->add_flag("!--no-second-moment", o->second_moment, "skip the d x d moment (no relative norm or cvec spectrum)");
+  sub->add_flag(option::kLayerCosines, o->layer_cosines,
+                "the cosine between every pair of layers, token by token (the paper's Appendix B.2, with --corpus random)");
   sub->add_option(option::kOut, o->out, "report directory")->capture_default_str();
   sub->add_flag(option::kForce, o->force, "write into --out even if it is not empty");
   sub->add_option(option::kResume, o->resume, "continue the stopped run whose --out this is (same options otherwise)");

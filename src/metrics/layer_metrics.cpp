@@ -53,6 +53,7 @@ LayerMetrics computeLayerMetrics(const anova::LayerStatistics& stats, const Laye
   const double tokens = static_cast<double>(stats.sequences * stats.positions());
   m.mean_hidden_norm = stats.norm_sum / tokens;
   if (stats.previous_cosine_sum != 0) m.previous_layer_cosine = stats.previous_cosine_sum / tokens;
+  if (stats.layer_cosines) m.earlier_cosines = Eigen::VectorXd(stats.earlier_cosine_sums / tokens);
 
   m.combined_positions = std::min<Eigen::Index>(128, d.positional.rows());
   const Eigen::Index contexts = std::min<Eigen::Index>(64, d.context.rows());
@@ -97,6 +98,22 @@ int64_t layerMetricsBytes(int64_t dim, int64_t positions) {
   // The two d x d sums, the three moments of the decomposition, LAPACK's copy and
   // workspace (about 2 d^2 for dsyevd's), and the T x d bases with their SVD.
   return 8 * (8 * dim * dim + 4 * positions * dim + 2 * positions * positions);
+}
+
+LayerCosines layerCosines(const std::vector<LayerMetrics>& layers) {
+  LayerCosines out;
+  std::vector<const LayerMetrics*> measured;
+  for (const auto& m : layers)
+    if (m.earlier_cosines) measured.push_back(&m), out.layers.push_back(m.layer);
+  const auto n = static_cast<Eigen::Index>(measured.size());
+  out.cosine = Eigen::MatrixXd::Identity(n, n);
+  for (Eigen::Index i = 0; i < n; ++i)
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const auto& later = *measured[static_cast<std::size_t>(std::max(i, j))];
+      const int64_t earlier = measured[static_cast<std::size_t>(std::min(i, j))]->layer;
+      if (earlier < later.layer) out.cosine(i, j) = (*later.earlier_cosines)[earlier];
+    }
+  return out;
 }
 
 CrossLayerMetrics compareLayers(const LayerMetrics& a, const LayerMetrics& b) {

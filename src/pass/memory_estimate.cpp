@@ -30,7 +30,9 @@ MemoryEstimate estimatePassMemory(const model::ModelConfig& c, int64_t parameter
   e.activations = s.compute_bytes * (tokens * (7 * c.hidden_size + 2 * ff) + 2 * s.batch * c.num_heads * query_block * s.seq_len) +
                   tokens * d * 4 * (s.compute_bytes < 4 ? 3 : 1) + (s.second_moment ? 4 * d * d : 0) +
                   // the magnitudes: |h| in float32, and the bins of 2^24 of them at a time (int32, int64)
-                  tokens * d * 4 + 12 * std::min<int64_t>(tokens * d, int64_t{1} << 24);
+                  tokens * d * 4 + 12 * std::min<int64_t>(tokens * d, int64_t{1} << 24) +
+                  // the cosines between layers: every accumulated layer's unit vectors, and a product
+                  (s.layer_cosines ? 4 * s.batch * positions * d * (s.layers_kept + 1) : 0);
   // Per layer, as anova::Accumulator allocates it: float64 position sums, context second
   // moment, context means and reservoir (their rows no more than the windows), the float64
   // second moment and its float32 d x d; with --heads the attention inputs' float64 sum on

@@ -89,6 +89,8 @@ void validateOptions(const AnalyzeOptions& o) {
     throw InputError(option::kResume, "continues a pass through a model, not --activations");
   if (o.wave < 0) throw InputError(option::kWave, "must not be negative (0: as many windows as memory holds)");
   if (o.wave > 0 && !o.layer_major) throw InputError(option::kWave, "sizes the waves of --layer-major: add --layer-major");
+  if (o.layer_cosines && o.layer_major)
+    throw InputError(option::kLayerCosines, "needs a batch's every layer at once, which --layer-major never holds: drop one of them");
   if (o.layer_major && !o.activations.empty())
     throw InputError(option::kLayerMajor, "runs the model block by block: it needs --model, not --activations");
 }

@@ -91,6 +91,7 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major, 
   shape.attention_samples = a.caps.attention_samples;
   shape.windows = a.windows_expected;
   shape.device_memory = o.device.isCuda();
+  shape.layer_cosines = o.layer_cosines;
   layer_major = o.layer_major;
   const auto parameters = parameterLayout(plan.config);
   const auto limit = o.max_memory ? o.max_memory : availableMemory(o.device);
@@ -99,6 +100,7 @@ int64_t chooseBatch(const AnalyzeOptions& o, PassPlan& plan, bool& layer_major, 
   auto shaped = [&](bool lm) {
     PassShape s = shape;
     s.layer_major = lm;
+    s.layer_cosines = shape.layer_cosines && !lm;
     return s;
   };
   // Streamed only where the one wave of every window fits beside the streamed estimate.
@@ -307,6 +309,9 @@ PassPlan planPass(const AnalyzeOptions& o, const std::filesystem::path& model_di
   pass.batch_size = chooseBatch(o, plan, layer_major, final_layers);
   if (layer_major) plan.wave_windows = chooseWave(o, plan);
   pass.accumulator.allocate_on_first_use = layer_major;
+  pass.accumulator.layer_cosines = o.layer_cosines && !layer_major;
+  if (o.layer_cosines && layer_major)
+    spdlog::info("layer-major: the cosines between layers (--layer-cosines: a batch's every layer at once) are not measured");
   return plan;
 }
 

@@ -23,6 +23,7 @@ json describe(const anova::LayerStatistics& l) {
           {"context_labels", l.context_labels},
           {"reservoir_windows", l.reservoir_windows},
           {"attention_sample_windows", l.attention_sample_windows},
+          {"layer_cosines", l.layer_cosines},
           {"magnitudes", l.magnitudes.empty() ? json::array({0, 0, 0})
                                               : json::array({l.magnitudes.seqLen(), l.magnitudes.skipped_position_sum.rows(),
                                                              l.magnitudes.dim()})}};
@@ -165,6 +166,17 @@ std::vector<anova::LayerStatistics> reduceToRoot(std::vector<anova::LayerStatist
     l.sequences = static_cast<int64_t>(scalars[0]);
     l.norm_sum = scalars[1];
     l.previous_cosine_sum = scalars[2];
+    // Cosines between layers where every rank measured them (each plans its own memory, and
+    // one that went layer-major did not): else none, a partial sum being no one's mean. Every
+    // rank reads the same descriptions, so all take the same branch.
+    bool every_rank = true;
+    for (const auto& r : of_layer) every_rank = every_rank && r.value("layer_cosines", false);
+    if (every_rank && l.layer_cosines) {
+      if (l.earlier_cosine_sums.size() > 0) group.sumToRoot(l.earlier_cosine_sums.data(), l.earlier_cosine_sums.size());
+    } else {
+      l.layer_cosines = false;
+      l.earlier_cosine_sums.resize(0);
+    }
     sumField(l.position_sum, of_layer, "position_sum", group);
     sumField(l.second_moment, of_layer, "second_moment", group);
     sumField(l.context_second_moment, of_layer, "context_second_moment", group);
@@ -244,6 +256,8 @@ std::vector<anova::LayerStatistics> resumeShare(const std::vector<anova::LayerSt
       l.context_labels = d["context_labels"].get<std::vector<std::string>>();
       l.reservoir_windows = d["reservoir_windows"].get<std::vector<int64_t>>();
       l.attention_sample_windows = d["attention_sample_windows"].get<std::vector<int64_t>>();
+      l.layer_cosines = d.value("layer_cosines", false);  // the saved sums are rank 0's: zeros here
+      if (l.layer_cosines) l.earlier_cosine_sums = Eigen::VectorXd::Zero(l.layer);
       const auto& shape = d["magnitudes"];  // no window seen yet here: nothing to merge later
       if (shape[0].get<int64_t>() > 0)
         l.magnitudes = anova::MagnitudeStatistics::none(shape[0].get<int64_t>(), shape[1].get<int64_t>(), shape[2].get<int64_t>());

@@ -34,6 +34,7 @@ nlohmann::json runSettings(const AnalyzeOptions& o, const PassPlan& plan, const 
                       {"causal", plan.causal},
                       {"layer_selection", plan.pass.accumulator.layers},
                       {"second_moment", o.second_moment},
+                      {"layer_cosines", o.layer_cosines},
                       {"context_cap", o.caps.contexts},
                       {"dim", plan.config.hidden_size}};
   s["shard"] = plan.shard.str();

@@ -91,7 +91,7 @@ std::string htmlReport(const nlohmann::json& summary_json, const std::vector<met
   out << "<section id=\"identity\"><h2>Run</h2>" << identityTable(summary) << "</section>\n";
   out << "<section id=\"numbers\"><h2>Per-layer numbers</h2>" << layerTable(summary) << "</section>\n";
   out << "<section id=\"across\"><h2>Across layers</h2><div class=\"row\">" << ranksFigure(summary) << normsFigure(summary)
-      << similarityFigure(summary) << "</div></section>\n";
+      << similarityFigure(summary) << layerCosinesFigure(layers) << "</div></section>\n";
   out << "<section id=\"basis\"><h2>Positional basis, layer by layer</h2>" << gramFigure(layers) << combinedGramFigure(layers)
       << spiralFigure(layers) << singularValuesFigure(layers) << dctFigure(layers) << "</section>\n";
   if (!massive.empty())

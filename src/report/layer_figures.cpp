@@ -182,6 +182,27 @@ std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k) {
                        panels);
 }
 
+std::string layerCosinesFigure(const std::vector<metrics::LayerMetrics>& layers) {
+  const auto cosines = metrics::layerCosines(layers);
+  if (cosines.layers.empty()) return "";
+  const auto n = static_cast<double>(cosines.layers.size());
+  // Consecutive hidden states (--layer all) are labelled by their numbers, a selection by its order.
+  const bool consecutive = cosines.layers.back() - cosines.layers.front() + 1 == static_cast<int64_t>(cosines.layers.size());
+  const double first = consecutive ? static_cast<double>(cosines.layers.front()) : 0.0;
+  const AxisRange axis{first - 0.5, first + n - 0.5, false};
+  const std::string label = consecutive ? "hidden state" : "layer (in the order below)";
+  const auto pixels = std::max(96, static_cast<int>(cosines.layers.size()));
+  std::string order;
+  for (const int64_t l : cosines.layers) order += (order.empty() ? "" : ", ") + std::to_string(l);
+  return figureElement(
+      "fig-layer-cosines",
+      "The mean cosine, token by token, between the hidden states of every pair of layers on random tokens (the "
+      "paper's Appendix B.2): a bright band along the diagonal is the residual stream, each block adding to what "
+      "the layer before holds. Rows and columns are hidden states " + order + ".",
+      {heatmapSvg(cosines.cosine, {ColorMap::kDiverging, -1, 1}, {"Cosine between layers", label, label}, axis,
+                  axis, "cosine", pixels)});
+}
+
 std::string normsFigure(const RunSummary& summary) {
   const auto rows = summary.layers();
   const auto layers = column(rows, keys::kLayer), norms = column(rows, keys::kMeanHiddenNorm);

@@ -236,6 +236,11 @@ nlohmann::json summaryJson(const nlohmann::json& settings, const std::vector<met
     consistency.push_back({{keys::kFrom, c.from}, {keys::kTo, c.to}, {keys::kBasisCosine, c.basis_cosine},
                            {keys::kPrincipalAngleCosines, vectorJson(c.principal_cosines)}});
   out[keys::kCrossLayer] = std::move(consistency);
+  if (const auto cosines = metrics::layerCosines(layers); !cosines.layers.empty()) {
+    nlohmann::json matrix = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < cosines.cosine.rows(); ++i) matrix.push_back(vectorJson(cosines.cosine.row(i).transpose()));
+    out[keys::kLayerCosines] = {{keys::kLayers, cosines.layers}, {keys::kCosine, std::move(matrix)}};
+  }
   if (!head_reports.empty()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& h : head_reports)
@@ -283,6 +288,11 @@ void writeTables(const std::filesystem::path& dir, const nlohmann::json& summary
                  const std::vector<metrics::LayerMetrics>& layers, const std::vector<heads::HeadReport>& head_reports) {
   io::writeTextFileAtomically(dir / "layers.csv",
                               jsonTableCsv(summary.at(keys::kLayers), {keys::kLayersCsvColumns.begin(), keys::kLayersCsvColumns.end()}));
+  if (const auto cosines = metrics::layerCosines(layers); !cosines.layers.empty()) {
+    std::vector<std::string> names;
+    for (const int64_t l : cosines.layers) names.push_back("hidden." + std::to_string(l));
+    io::writeTextFileAtomically(dir / keys::kLayerCosinesCsv, matrixCsv(cosines.cosine, {"layer", names, names}));
+  }
   const auto massive = massiveRows(summary.at(keys::kLayers));
   if (!massive.empty())
     io::writeTextFileAtomically(dir / keys::kMassiveCsv, jsonTableCsv(massive, {keys::kMassiveCsvColumns.begin(), keys::kMassiveCsvColumns.end()}));

@@ -414,6 +414,91 @@ TEST_P(AccumulatorOnDevice, SecondMomentOfFloat32ActivationsKeepsItsPrecision) {
   EXPECT_LT(relativeError(acc.statistics().at(0).second_moment, exact), 1e-6);
 }
 
+// The paper's Appendix B.2 check: with layer_cosines, every accumulated hidden state's
+// cosine with every earlier accumulated one, token by token after the skip, summed over
+// windows in batches; a hidden state not accumulated (1) has no row or column, and a state
+// restored continues bit for bit. Off by default.
+TEST_P(AccumulatorOnDevice, CosinesBetweenEveryPairOfLayersAreTheDefinition) {
+  const int64_t n = 7, t = 5, d = 6;
+  std::vector<at::Tensor> hidden{at::randn({n, t, d}, at::kFloat)};
+  for (int l = 1; l < 4; ++l) hidden.push_back(hidden.back() + 0.7 * at::randn({n, t, d}, at::kFloat));
+  anova::AccumulatorOptions o;
+  o.layers = {0, 2, 3};
+  o.layer_cosines = true;
+  auto feed = [&](anova::Accumulator& acc, int64_t from, int64_t to) {
+    for (int64_t start = from; start < to; start += 3) {
+      const int64_t b = std::min<int64_t>(3, to - start);
+      std::vector<int64_t> windows(static_cast<std::size_t>(b));
+      std::iota(windows.begin(), windows.end(), start);
+      acc.beginBatch(windows, std::vector<std::string>(static_cast<std::size_t>(b)));
+      for (int l = 0; l < 4; ++l) acc.onHidden(l, hidden[static_cast<std::size_t>(l)].narrow(0, start, b).to(device()));
+    }
+  };
+  anova::Accumulator whole(o, t, d, device());
+  feed(whole, 0, n);
+  const auto stats = whole.statistics();
+  auto cosineSum = [&](int a, int b) {
+    const auto x = hidden[static_cast<std::size_t>(a)].narrow(1, 1, t - 1).to(at::kDouble);
+    const auto y = hidden[static_cast<std::size_t>(b)].narrow(1, 1, t - 1).to(at::kDouble);
+    return (at::sum(x * y, {2}) / (x.norm(2, {2}) * y.norm(2, {2}))).sum().item<double>();
+  };
+  ASSERT_EQ(stats.size(), 3u);
+  EXPECT_TRUE(stats[0].layer_cosines);
+  EXPECT_EQ(stats[0].earlier_cosine_sums.size(), 0);
+  ASSERT_EQ(stats[1].earlier_cosine_sums.size(), 2);
+  EXPECT_NEAR(stats[1].earlier_cosine_sums[0], cosineSum(2, 0), 1e-6 * n * (t - 1));
+  EXPECT_EQ(stats[1].earlier_cosine_sums[1], 0.0);  // hidden.1 not accumulated
+  ASSERT_EQ(stats[2].earlier_cosine_sums.size(), 3);
+  EXPECT_NEAR(stats[2].earlier_cosine_sums[0], cosineSum(3, 0), 1e-6 * n * (t - 1));
+  EXPECT_NEAR(stats[2].earlier_cosine_sums[2], cosineSum(3, 2), 1e-6 * n * (t - 1));
+  EXPECT_GT(stats[2].earlier_cosine_sums[2], stats[2].earlier_cosine_sums[0]);  // the nearer layer is more alike
+
+  anova::Accumulator first(o, t, d, device()), second(o, t, d, device());
+  feed(first, 0, 3);
+  second.restore(first.statistics(), "state");
+  feed(second, 3, n);
+  expectSameStatistics(stats, second.statistics());
+
+  anova::AccumulatorOptions without = o;
+  without.layer_cosines = false;
+  anova::Accumulator plain(without, t, d, device());
+  feed(plain, 0, 3);
+  EXPECT_FALSE(plain.statistics()[1].layer_cosines);
+  // A state without them resumed by a run that measures them, and one with them by a run
+  // that does not (it went layer-major): neither has them from there on, nothing partial.
+  anova::Accumulator wants(o, t, d, device()), ignores(without, t, d, device());
+  wants.restore(plain.statistics(), "state");
+  feed(wants, 3, n);
+  for (const auto& l : wants.statistics()) EXPECT_FALSE(l.layer_cosines);
+  ignores.restore(first.statistics(), "state");
+  feed(ignores, 3, n);
+  for (const auto& l : ignores.statistics()) EXPECT_FALSE(l.layer_cosines);
+}
+
+// A zero hidden state (an all-zero embedding row) has cosine 0 with every layer, in float32
+// and bfloat16 as in float64, not NaN; two positions skipped.
+TEST_P(AccumulatorOnDevice, AZeroHiddenStateHasCosineZero) {
+  for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+    auto first = at::randn({2, 6, 8}, at::kFloat);
+    first[1][4].zero_();
+    const auto second = first + at::randn({2, 6, 8}, at::kFloat);
+    anova::AccumulatorOptions o;
+    o.layers = {0, 1};
+    o.skip_first = 2;
+    o.layer_cosines = true;
+    anova::Accumulator acc(o, 6, 8, device());
+    acc.beginBatch({0, 1}, {"", ""});
+    acc.onHidden(0, first.to(dtype).to(device()));
+    acc.onHidden(1, second.to(dtype).to(device()));
+    const auto x = first.to(dtype).to(at::kDouble).narrow(1, 2, 4), y = second.to(dtype).to(at::kDouble).narrow(1, 2, 4);
+    const auto norms = x.norm(2, {2}) * y.norm(2, {2});
+    const double exact = at::where(norms > 0, at::sum(x * y, {2}) / norms, at::zeros_like(norms)).sum().item<double>();
+    const double got = acc.statistics().at(1).earlier_cosine_sums[0];
+    EXPECT_TRUE(std::isfinite(got));
+    EXPECT_NEAR(got, exact, 1e-5) << dtype;
+  }
+}
+
 // bfloat16 activations (a GPU's, or a CPU's with bf16 in hardware): the cosine between
 // layers multiplies in float32, as the sums reduce. A bfloat16 product keeps 8 bits, so a
 // dot of 512 of them is off by ~1e-4 relative; float32 products, ~1e-7.

@@ -47,5 +47,26 @@ TEST(LayerStatistics, MismatchedShapesRefuseToMerge) {
   EXPECT_THROW(anova::merge(a, b, {}), std::invalid_argument);
 }
 
+// Shards' cosines between layers add; with a shard without them (one that went layer-major)
+// the merge has none: a partial sum is no one's mean.
+TEST(LayerStatistics, LayerCosinesAddWhereBothSidesHaveThem) {
+  const auto h = randomSequences(4, 5, 3, 6);
+  auto a = subset(h, {0, 2}), b = subset(h, {1, 3});
+  a.layer = b.layer = 2;
+  a.layer_cosines = b.layer_cosines = true;
+  a.earlier_cosine_sums = Eigen::Vector2d(1.0, 2.0);
+  b.earlier_cosine_sums = Eigen::Vector2d(0.5, -1.0);
+  auto merged = a;
+  anova::merge(merged, b, {});
+  EXPECT_EQ(merged.earlier_cosine_sums, Eigen::VectorXd(Eigen::Vector2d(1.5, 1.0)));
+  auto plain = b;
+  plain.layer_cosines = false;
+  plain.earlier_cosine_sums.resize(0);
+  anova::merge(a, plain, {});
+  EXPECT_FALSE(a.layer_cosines);
+  EXPECT_EQ(a.earlier_cosine_sums.size(), 0);
+  EXPECT_EQ(a.sequences, 4);  // the rest merged as ever
+}
+
 }  // namespace
 }  // namespace posgeom::testing

@@ -168,6 +168,48 @@ TEST(StateFile, EditedMagnitudeTensorsAreRefused) {
   }
 }
 
+// The cosines between layers (--corpus random) round trip, and a sum that is not one per
+// earlier hidden state, or beyond the tokens it sums over, is refused by name.
+TEST(StateFile, LayerCosinesRoundTripAndEditedOnesAreRefused) {
+  ScratchDir s;
+  auto state = threeLayers();
+  for (auto& l : state.layers) {
+    l.layer_cosines = true;
+    l.earlier_cosine_sums = Eigen::VectorXd::LinSpaced(l.layer, 1.5, 2.5);
+  }
+  anova::saveState(state, s / "state.safetensors");
+  const auto back = anova::loadState(s / "state.safetensors");
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(back.layers[i].layer_cosines);
+    EXPECT_EQ(back.layers[i].earlier_cosine_sums, state.layers[i].earlier_cosine_sums);
+  }
+  EXPECT_FALSE(anova::loadState([&] {
+                 anova::saveState(threeLayers(), s / "plain.safetensors");
+                 return s / "plain.safetensors";
+               }()).layers[2].layer_cosines);
+  const double tokens = 5 * 5;  // 5 windows of 5 positions after the skip
+  for (const auto& bad : {nlohmann::json::array({1.0}), nlohmann::json::array({1.0, tokens + 1}),
+                          nlohmann::json::array({1.0, nullptr}), nlohmann::json("2")}) {
+    auto edited = state;
+    anova::saveState(edited, s / "edited.safetensors");
+    const auto file = io::SafetensorsFile::open(s / "edited.safetensors");
+    auto meta = nlohmann::json::parse(file.metadata().at("posgeom"));
+    meta["layers"][2]["earlier_cosine_sums"] = bad;
+    io::SafetensorsWriter w;
+    for (const auto& [key, value] : file.metadata()) w.setMetadata(key, key == "posgeom" ? meta.dump() : value);
+    for (const auto& [name, view] : file.tensors()) w.add(name, view.dtype, view.shape, view.data, view.nbytes);
+    w.write(s / "bad.safetensors");
+    try {
+      anova::loadState(s / "bad.safetensors");
+      ADD_FAILURE() << bad.dump() << " must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 2's earlier_cosine_sums is not one sum of cosines per earlier hidden state"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(StateFile, OtherSafetensorsAreRejected) {
   POSGEOM_REQUIRE_SHARED("fixtures/golden/tiny-gpt2.safetensors");
   EXPECT_THROW(anova::loadState(sharedDir() / "fixtures/golden/tiny-gpt2.safetensors"), InputError);

@@ -336,6 +336,9 @@ std::vector<BadInput> cases() {
   c.push_back(row("wave-without-layer-major",
                [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--wave", "8"}); }, 2,
                "--wave: sizes the waves of --layer-major: add --layer-major"));
+  c.push_back(row("layer-cosines-with-layer-major",
+               [](const fs::path& d) { return onText(textFile(d, "a.txt", prose(500)), {"--layer-cosines", "--layer-major"}); }, 2,
+               "--layer-cosines: needs a batch's every layer at once, which --layer-major never holds: drop one of them"));
   c.push_back(row("wave-too-large",
                [](const fs::path& d) {
                  return onText(textFile(d, "a.txt", prose(500)), {"--layer-major", "--wave", "1000000000000000", "--max-memory", "2G"});

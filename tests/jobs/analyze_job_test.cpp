@@ -359,5 +359,42 @@ TEST(AnalyzeJob, RevisionPicksTheSnapshotAndTheSummaryRecordsItsCommit) {
   EXPECT_EQ(main["model_commit"], "c0ffee0002");
 }
 
+// --layer-cosines, the paper's Appendix B.2 on random tokens: the mean cosine between every pair of hidden
+// states, symmetric with ones on the diagonal, next to each other the previous-layer cosine
+// the accumulator takes its own way; two shards merged give the one run's matrix.
+TEST(AnalyzeJob, RandomTokensGiveTheCosineBetweenEveryPairOfLayers) {
+  POSGEOM_REQUIRE_SHARED("fixtures/models/tiny-gpt2");
+  ScratchDir s;
+  auto job = randomTokenRun("tiny-gpt2", 8, 16, s / "whole");
+  job.batch_size = 1;  // the shards' batches as the whole run's
+  job.out = s / "plain";
+  jobs::runAnalyzeJob(job);
+  EXPECT_FALSE(summaryOf(job.out).contains("layer_cosine_matrix"));  // only where asked
+  EXPECT_FALSE(fs::exists(job.out / "layer_cosines.csv"));
+  job.layer_cosines = true;
+  job.out = s / "whole";
+  jobs::runAnalyzeJob(job);
+  const auto summary = summaryOf(job.out);
+  const auto& cosines = summary["layer_cosine_matrix"];
+  const auto& layers = summary["layers"];
+  ASSERT_EQ(cosines["layers"].size(), layers.size());
+  const auto& c = cosines["cosine"];
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    EXPECT_EQ(cosines["layers"][i], layers[i]["layer"]);
+    EXPECT_EQ(c[i][i], 1.0);
+    for (std::size_t j = 0; j < i; ++j) EXPECT_EQ(c[i][j], c[j][i]);
+    if (i > 0) {
+      EXPECT_NEAR(c[i][i - 1].get<double>(), layers[i]["previous_layer_cosine"].get<double>(), 1e-6) << i;
+    }
+  }
+  EXPECT_TRUE(fs::exists(job.out / "layer_cosines.csv"));
+  EXPECT_NE(readFile(job.out / "report.html").find("id=\"fig-layer-cosines\""), std::string::npos);
+  analyzeShards(job, s.path(), 2);
+  const auto merged = mergeShards(job, s.path(), 2);
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    for (std::size_t j = 0; j < layers.size(); ++j)
+      EXPECT_NEAR(merged["layer_cosine_matrix"]["cosine"][i][j].get<double>(), c[i][j].get<double>(), 1e-12) << i << " " << j;
+}
+
 }  // namespace
 }  // namespace posgeom::testing

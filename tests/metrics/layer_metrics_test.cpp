@@ -98,6 +98,35 @@ TEST(LayerMetrics, AllLayersAtOnceEqualOneAtATime) {
   EXPECT_EQ(metrics::computeAllLayerMetrics(std::vector<anova::LayerStatistics>{}, o, 4).size(), 0u);
 }
 
+// The paper's Appendix B.2 matrix: each measured layer's mean cosine with every earlier
+// measured one, symmetric, ones on the diagonal; layers that did not measure it left out.
+TEST(LayerMetrics, LayerCosinesMakeASymmetricMatrixOfTheMeasuredLayers) {
+  std::vector<metrics::LayerMetrics> layers(4);
+  for (int64_t l = 0; l < 4; ++l) layers[static_cast<std::size_t>(l)].layer = l;
+  EXPECT_TRUE(metrics::layerCosines(layers).layers.empty());
+  layers[0].earlier_cosines = Eigen::VectorXd(0);
+  layers[2].earlier_cosines = Eigen::Vector2d(0.3, 0.0);  // hidden.1 not measured
+  layers[3].earlier_cosines = Eigen::Vector3d(0.2, 0.0, 0.9);
+  const auto c = metrics::layerCosines(layers);
+  EXPECT_EQ(c.layers, (std::vector<int64_t>{0, 2, 3}));
+  Eigen::Matrix3d expected;
+  expected << 1, 0.3, 0.2, 0.3, 1, 0.9, 0.2, 0.9, 1;
+  EXPECT_EQ(c.cosine, Eigen::MatrixXd(expected));
+}
+
+// Mean cosines are the sums over the tokens: sequences x positions after the skip.
+TEST(LayerMetrics, EarlierCosinesAreMeansOverTokens) {
+  auto stats = directStatistics(randomSequences(6, 5, 4, 9), 1, 2);
+  metrics::LayerMetricsOptions o;
+  o.screenot_k = 1;
+  EXPECT_FALSE(metrics::computeLayerMetrics(stats, o).earlier_cosines);
+  stats.layer_cosines = true;
+  stats.earlier_cosine_sums = Eigen::Vector2d(12.0, -6.0);
+  const auto m = metrics::computeLayerMetrics(stats, o);
+  ASSERT_TRUE(m.earlier_cosines);
+  EXPECT_EQ(*m.earlier_cosines, Eigen::VectorXd(Eigen::Vector2d(0.5, -0.25)));  // 6 windows x 4 positions
+}
+
 TEST(LayerMetrics, EndStageMemoryGrowsWithTheSquareOfTheWidth) {
   EXPECT_EQ(metrics::layerMetricsBytes(4096, 511), 8 * (8 * 4096LL * 4096 + 4 * 511 * 4096 + 2 * 511 * 511));
   EXPECT_GT(static_cast<double>(metrics::layerMetricsBytes(4096, 128)) / metrics::layerMetricsBytes(2048, 128), 3.9);

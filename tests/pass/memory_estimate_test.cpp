@@ -43,6 +43,11 @@ TEST(MemoryEstimate, CountsTheLargestPartsByHand) {
   EXPECT_EQ(e.statistics, 13 * (2 * accumulated - 4LL * 768 * 768));
   EXPECT_EQ(e.host, 0);
   EXPECT_EQ(e.total(), e.runtime + e.weights + e.activations + e.statistics);
+  // The cosines between layers: a batch's float32 unit vectors of all 13 layers (511
+  // positions after the skip) and a product.
+  s.layer_cosines = true;
+  EXPECT_EQ(pass::estimatePassMemory(gpt2Small(), 124'000'000, s).activations - e.activations, 4LL * 8 * 511 * 768 * 14);
+  s.layer_cosines = false;
   // On a GPU the copy is the host's, not the device's.
   s.device_memory = true;
   const auto gpu = pass::estimatePassMemory(gpt2Small(), 124'000'000, s);

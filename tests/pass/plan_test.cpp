@@ -194,6 +194,35 @@ TEST(Plan, WeightsThatDoNotFitChooseLayerMajor) {
   EXPECT_NE(planError(o, dir).find("the pass needs about"), std::string::npos) << planError(o, dir);
 }
 
+// --layer-cosines: measured only where asked, never layer-major (a batch's every layer at
+// once), costing its unit vectors in the estimate; with --layer-major asked too, refused.
+TEST(Plan, LayerCosinesWhereAskedOutsideLayerMajor) {
+  ScratchDir s;
+  const auto dir = smallModel(s);
+  auto o = shortWindows();
+  o.batch_size = 4;
+  o.num_seqs = 8;
+  const auto plain = pass::planPass(o, dir, model::loadModelConfig(dir));
+  EXPECT_FALSE(plain.pass.accumulator.layer_cosines);
+  o.layer_cosines = true;
+  const auto asked = pass::planPass(o, dir, model::loadModelConfig(dir));
+  EXPECT_TRUE(asked.pass.accumulator.layer_cosines);
+  EXPECT_EQ(asked.memory.activations - plain.memory.activations, 4LL * 4 * 31 * 32 * 5);  // 4 hidden states and a product
+  o.layer_major = true;
+  EXPECT_NE(planError(o, dir).find("--layer-cosines: needs a batch's every layer at once"), std::string::npos) << planError(o, dir);
+  // Where the plan itself goes layer-major (the weights do not fit), they are left out.
+  o.layer_major = false;
+  o.layer_cosines = false;
+  auto forced = o;
+  forced.layer_major = true;
+  const auto layer_major = pass::planPass(forced, dir, model::loadModelConfig(dir));
+  o.layer_cosines = true;
+  o.max_memory = layer_major.memory.total() + 2 * 32 * 32 * 4 * 4;
+  const auto chosen = pass::planPass(o, dir, model::loadModelConfig(dir));
+  ASSERT_GT(chosen.wave_windows, 0);  // layer-major chosen
+  EXPECT_FALSE(chosen.pass.accumulator.layer_cosines);
+}
+
 // Every one of --num-seqs windows in a wave is one wave, its last batch short: each
 // weight read once (10 windows in batches of 4 were two waves of 8 and 2 before).
 TEST(Plan, AWaveThatHoldsEveryWindowIsOneWave) {

@@ -25,6 +25,8 @@ anova::LayerStatistics statisticsOver(const std::vector<int64_t>& windows, int64
   l.context_means.resize(0, kDim);
   l.reservoir.resize(0, kDim);
   l.attention_samples.resize(0, kDim);
+  l.layer_cosines = true;
+  l.earlier_cosine_sums = Eigen::VectorXd::Zero(layer);
   // Magnitudes over every position (no skip here): from their definitions.
   testing::Sequences sequences;
   std::vector<std::vector<int64_t>> ids;
@@ -48,6 +50,7 @@ anova::LayerStatistics statisticsOver(const std::vector<int64_t>& windows, int64
     l.context_second_moment += mean.transpose() * mean;
     l.norm_sum += h.rowwise().norm().sum();
     l.previous_cosine_sum += 0.5;
+    for (Eigen::Index m = 0; m < layer; ++m) l.earlier_cosine_sums[m] += 0.01 * static_cast<double>(w + m);
     const Eigen::MatrixXd attention = random(kAttentionRows, kDim);
     if (heads) l.attention_input_sum += attention;
     auto append = [](Eigen::MatrixXd& m, const Eigen::MatrixXd& rows) {
@@ -88,6 +91,11 @@ void expectSameStatistics(const anova::LayerStatistics& expected, const anova::L
   EXPECT_LT((actual.context_second_moment - expected.context_second_moment).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_NEAR(actual.norm_sum, expected.norm_sum, 1e-12);
   EXPECT_NEAR(actual.previous_cosine_sum, expected.previous_cosine_sum, 1e-12);
+  EXPECT_EQ(actual.layer_cosines, expected.layer_cosines);
+  ASSERT_EQ(actual.earlier_cosine_sums.size(), expected.earlier_cosine_sums.size());
+  if (expected.earlier_cosine_sums.size()) {
+    EXPECT_LT((actual.earlier_cosine_sums - expected.earlier_cosine_sums).cwiseAbs().maxCoeff(), 1e-12);
+  }
   EXPECT_EQ(actual.attention_input_sum.size(), expected.attention_input_sum.size());
   if (expected.attention_input_sum.size()) {
     EXPECT_LT((actual.attention_input_sum - expected.attention_input_sum).cwiseAbs().maxCoeff(), 1e-12);
@@ -186,6 +194,26 @@ TEST(RankReduce, ResumeShareSplitsTheSamplesByOwner) {
   EXPECT_EQ(shares[0].magnitudes.max_window, saved.magnitudes.max_window);
   EXPECT_EQ(shares[1].magnitudes.position_abs_max, Eigen::MatrixXd::Zero(kPositions, kDim));
   EXPECT_EQ(shares[1].magnitudes.max_window, (std::vector<int64_t>(kDim, -1)));
+  // The cosines between layers: rank 0's the saved sums, the others' zeros of the same length.
+  EXPECT_EQ(shares[0].earlier_cosine_sums, saved.earlier_cosine_sums);
+  EXPECT_TRUE(shares[1].layer_cosines);
+  EXPECT_EQ(shares[1].earlier_cosine_sums, Eigen::VectorXd::Zero(1));
+}
+
+// Ranks that disagree on the cosines between layers (one went layer-major) reduce to none.
+TEST(RankReduce, CosinesBetweenLayersOnlyWhereEveryRankHasThem) {
+  const anova::SampleCaps caps{5, 2, 3};
+  std::vector<anova::LayerStatistics> reduced(2);
+  const auto outcomes = testing::runRankThreads(2, testing::loopbackRendezvous(), std::chrono::seconds(20), [&](runtime::RankGroup& g) {
+    auto own = statisticsOver(shardOf(g.rank(), 2, 6), 2, false, caps);
+    if (g.rank() == 1) own.layer_cosines = false, own.earlier_cosine_sums.resize(0);
+    auto layers = reduceToRoot({own}, g, caps);
+    if (g.root()) reduced[0] = layers.at(0);
+  });
+  for (const auto& o : outcomes) ASSERT_FALSE(o.failed) << o.message;
+  EXPECT_FALSE(reduced[0].layer_cosines);
+  EXPECT_EQ(reduced[0].earlier_cosine_sums.size(), 0);
+  EXPECT_EQ(reduced[0].sequences, 6);
 }
 
 }  // namespace

@@ -65,6 +65,13 @@ TEST(LayerFigures, AcrossLayersPlotsEveryLayer) {
   EXPECT_EQ(count(norms, "<circle"), 4u);  // a marker per layer
   EXPECT_EQ(count(report::similarityFigure(summary), "<circle"), 3u + 3u);  // 3 basis pairs, 3 previous-layer cosines
   EXPECT_NE(report::ranksFigure(summary).find("ScreeNOT"), std::string::npos);
+  EXPECT_EQ(report::layerCosinesFigure(layers), "");  // not measured (not --corpus random)
+  auto measured = layers;
+  for (auto& m : measured) m.earlier_cosines = Eigen::VectorXd::Constant(m.layer, 0.5);
+  const auto cosines = report::layerCosinesFigure(measured);
+  EXPECT_NE(cosines.find("id=\"fig-layer-cosines\""), std::string::npos);
+  EXPECT_EQ(count(cosines, "<svg"), 1u);
+  EXPECT_NE(cosines.find("hidden states 0, 1, 2, 3."), std::string::npos) << cosines;
 }
 
 }  // namespace

@@ -137,6 +137,21 @@ TEST(Tables, SinkHeadsArePerBlockAboveTheBar) {
   EXPECT_FALSE(report::summaryJson({}, {}, {}, hs).contains("sink_heads"));
 }
 
+// --corpus random: the mean cosine between every pair of layers in summary.json and
+// layer_cosines.csv; neither for runs that did not measure it.
+TEST(Tables, LayerCosinesAreAMatrixInTheSummaryAndACsv) {
+  ScratchDir s;
+  auto layers = twoLayerMetrics();
+  EXPECT_FALSE(report::summaryJson({{"model", "m"}}, layers, {}).contains("layer_cosine_matrix"));
+  layers[0].earlier_cosines = Eigen::VectorXd(layers[0].layer);
+  layers[1].earlier_cosines = Eigen::VectorXd::Constant(layers[1].layer, 0.75);
+  const auto summary = report::summaryJson({{"model", "m"}}, layers, {});
+  EXPECT_EQ(summary["layer_cosine_matrix"]["layers"], nlohmann::json({0, 1}));
+  EXPECT_EQ(summary["layer_cosine_matrix"]["cosine"], nlohmann::json({{1.0, 0.75}, {0.75, 1.0}}));
+  report::writeTables(s.path(), summary, layers);
+  EXPECT_EQ(readFile(s / "layer_cosines.csv"), "layer,hidden.0,hidden.1\nhidden.0,1,0.75\nhidden.1,0.75,1\n");
+}
+
 // RoPE heads: their bands in each head's entry, the layout once, and rope_bands.csv; none of
 // it for heads that do not turn.
 TEST(Tables, RopeBandsAreInTheSummaryAndTheirCsv) {

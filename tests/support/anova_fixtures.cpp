@@ -105,6 +105,8 @@ void expectSameStatistics(const std::vector<anova::LayerStatistics>& a, const st
     EXPECT_EQ(a[i].context_second_moment, b[i].context_second_moment);
     EXPECT_EQ(a[i].norm_sum, b[i].norm_sum);
     EXPECT_EQ(a[i].previous_cosine_sum, b[i].previous_cosine_sum);
+    EXPECT_EQ(a[i].layer_cosines, b[i].layer_cosines);
+    EXPECT_EQ(a[i].earlier_cosine_sums, b[i].earlier_cosine_sums);
     EXPECT_EQ(a[i].context_means, b[i].context_means);
     EXPECT_EQ(a[i].context_labels, b[i].context_labels);
     EXPECT_EQ(a[i].reservoir, b[i].reservoir);

@@ -41,6 +41,9 @@ class Accumulator final : public model::LayerObserver {
     std::vector<std::string> labels;
     at::Tensor ids, window_indices;       // [B, T] token ids (undefined: not known) and [B] windows, on the device
     at::Tensor previous, previous_norms;  // the previous hidden state (positions skipped) and its norms [B, T']
+    // With layer_cosines: each accumulated hidden state of this batch so far, as unit vectors
+    // [B, T', d] (positions skipped), by hidden-state index.
+    std::vector<std::pair<int64_t, at::Tensor>> units;
     std::vector<at::Tensor> finite;       // per hidden state of this batch: all values finite (0-dim bool)
   };
 

@@ -22,6 +22,11 @@ struct AccumulatorOptions {
   // start, so that a one-wave pass which hands each layer on once its block is done
   // (Accumulator::takeLayer) holds one or two layers' statistics, never every layer's.
   bool allocate_on_first_use = false;
+  // The cosine of every accumulated hidden state with every earlier one, token by token
+  // (LayerStatistics::earlier_cosine_sums): each batch's unit vectors of every accumulated
+  // layer are held until the batch ends, 4 B T' d bytes a layer. --corpus random only (the
+  // paper's Appendix B.2), never layer-major (a wave's every layer at once).
+  bool layer_cosines = false;
 };
 
 // The rows a sample capped at `cap` is allocated: no more than the windows that can come.
@@ -32,7 +37,8 @@ inline int64_t sampleRows(int64_t cap, int64_t windows_expected) {
 inline bool operator==(const AccumulatorOptions& a, const AccumulatorOptions& b) {
   return a.layers == b.layers && a.skip_first == b.skip_first && a.second_moment == b.second_moment &&
          a.attention_inputs == b.attention_inputs && a.caps.contexts == b.caps.contexts &&
-         a.caps.reservoir == b.caps.reservoir && a.caps.attention_samples == b.caps.attention_samples;
+         a.caps.reservoir == b.caps.reservoir && a.caps.attention_samples == b.caps.attention_samples &&
+         a.layer_cosines == b.layer_cosines;
 }
 
 }  // namespace posgeom::anova

@@ -20,6 +20,11 @@ struct LayerStatistics {
   Eigen::MatrixXd context_second_moment;  // [d, d]   sum_c hbar_c hbar_c^T, hbar_c = mean_t h[c,t]
   double norm_sum = 0;                    // sum_{c,t} |h[c,t]|
   double previous_cosine_sum = 0;         // sum_{c,t} cos(h^l[c,t], h^{l-1}[c,t]); 0 for the first layer
+  // With AccumulatorOptions::layer_cosines (--corpus random, the paper's Appendix B.2):
+  // [layer] sum_{c,t} cos(h^layer[c,t], h^m[c,t]) for each accumulated hidden state m before
+  // this one (0 for the others); layer_cosines says whether they were measured.
+  Eigen::VectorXd earlier_cosine_sums;
+  bool layer_cosines = false;
 
   // The context means hbar_c of the lowest-indexed windows (at most the context cap).
   Eigen::MatrixXd context_means;  // [K, d]

@@ -12,6 +12,7 @@ inline constexpr const char* kBatchSize = "--batch-size";
 inline constexpr const char* kCausal = "--causal";
 inline constexpr const char* kConfig = "--config";
 inline constexpr const char* kContextCap = "--context-cap";
+inline constexpr const char* kLayerCosines = "--layer-cosines";
 inline constexpr const char* kContextualBelow = "--contextual-below";
 inline constexpr const char* kCorpus = "--corpus";
 inline constexpr const char* kCrossDocuments = "--cross-documents";

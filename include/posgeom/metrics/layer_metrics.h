@@ -50,6 +50,10 @@ struct LayerMetrics {
   std::optional<LabelCosines> label_cosines;  // when contexts carry two or more labels
   double mean_hidden_norm = 0;
   std::optional<double> previous_layer_cosine;
+  // With the cosines between layers measured (--corpus random): [layer] the mean over tokens
+  // of cos(h^layer, h^m) for each hidden state m before this one (meaningful where m was
+  // accumulated too).
+  std::optional<Eigen::VectorXd> earlier_cosines;
   Eigen::VectorXd singular_pos, singular_cvec, singular_resid;
   Eigen::MatrixXd positional;      // P [T', d]
   Eigen::MatrixXd gram;            // normalized Gram of P [T', T']
@@ -84,5 +88,14 @@ struct CrossLayerMetrics {
   Eigen::VectorXd principal_cosines;    // cosines of principal angles of the top-r subspaces
 };
 CrossLayerMetrics compareLayers(const LayerMetrics& a, const LayerMetrics& b);
+
+// The paper's Appendix B.2 check: the mean token-by-token cosine between every pair of the
+// layers that measured it (LayerMetrics::earlier_cosines), symmetric with ones on the
+// diagonal, rows and columns in the order of `layers`; empty where none did.
+struct LayerCosines {
+  std::vector<int64_t> layers;
+  Eigen::MatrixXd cosine;
+};
+LayerCosines layerCosines(const std::vector<LayerMetrics>& layers);
 
 }  // namespace posgeom::metrics

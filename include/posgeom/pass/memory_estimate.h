@@ -30,6 +30,9 @@ struct PassShape {
   // Layer-major in one wave, each layer handed to its file once its block has run for every
   // window: one layer's statistics being summed and one being written, never all of them.
   bool streamed = false;
+  // Cosines between layers (--corpus random, never layer-major): a batch's unit vectors of
+  // every accumulated layer held till the batch ends, float32.
+  bool layer_cosines = false;
 };
 
 struct MemoryEstimate {

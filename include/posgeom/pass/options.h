@@ -72,6 +72,9 @@ struct AnalyzeOptions {
   bool causal = false;                   // causal mask for BERT
   std::optional<Shard> shard;
   bool second_moment = true;
+  // --layer-cosines: the mean cosine between every pair of analysed layers (anova::
+  // AccumulatorOptions::layer_cosines); not measured layer-major.
+  bool layer_cosines = false;
   bool heads = false;                    // positional kernels of every head of the selected blocks
   // As given: query, kernel_skip, thresholds, contextual_cv, qk_maps (--qk-heads) and
   // keep_kernels (--save-kernels, into kernels_B<b>.safetensors). The subspace bound comes

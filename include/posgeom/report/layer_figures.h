@@ -19,6 +19,9 @@ std::string singularValuesFigure(const std::vector<metrics::LayerMetrics>& layer
 // without magnitude statistics: "").
 std::string massiveActivationsFigure(const std::vector<metrics::LayerMetrics>& layers);
 std::string dctFigure(const std::vector<metrics::LayerMetrics>& layers, int k = 10);
+// The paper's Appendix B.2: the mean cosine between every pair of layers as a heatmap
+// (fig-layer-cosines); "" where the run did not measure it (not --corpus random).
+std::string layerCosinesFigure(const std::vector<metrics::LayerMetrics>& layers);
 
 // Across layers, from the summary's per-layer rows and cross-layer list.
 std::string normsFigure(const RunSummary& summary);

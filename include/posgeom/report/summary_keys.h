@@ -21,6 +21,12 @@ inline constexpr const char* kModelCommit = "model_commit";
 inline constexpr const char* kCorpusFingerprint = "corpus_fingerprint";
 inline constexpr const char* kLayers = "layers";
 inline constexpr const char* kCrossLayer = "cross_layer";
+// "layer_cosine_matrix" (--layer-cosines, the paper's Appendix B.2): kLayers and kCosine, the
+// mean token-by-token cosine between every pair of them ([L][L]); also layer_cosines.csv. (The
+// setting itself is "layer_cosines".)
+inline constexpr const char* kLayerCosines = "layer_cosine_matrix";
+inline constexpr const char* kCosine = "cosine";
+inline constexpr const char* kLayerCosinesCsv = "layer_cosines.csv";
 inline constexpr const char* kContextSimilarity = "context_similarity";
 inline constexpr const char* kHeads = "heads";
 inline constexpr const char* kProbe = "probe";
