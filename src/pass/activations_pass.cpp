@@ -117,6 +117,7 @@ anova::AnalysisState analyzeActivations(const AnalyzeOptions& o) {
   options.layers = resolveLayers(o.layers, static_cast<int64_t>(per_layer.size()));
   options.skip_first = o.skip_first;
   options.second_moment = o.second_moment;
+  options.layer_cosines = o.layer_cosines;  // every layer of a batch comes in turn, as from a model
   options.caps = o.caps;
   anova::Accumulator acc(options, seq_len, dim, at::kCPU);
   const int64_t batch_size = o.batch_size > 0 ? o.batch_size : preferredBatch(runtime::DeviceSpec{}, seq_len);

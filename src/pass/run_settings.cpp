@@ -41,6 +41,8 @@ nlohmann::json runSettings(const AnalyzeOptions& o, const PassPlan& plan, const 
   // What ran where the options left it to posgeom (--batch-size 0, --threads 0): beside the
   // requested values, not instead of them, and not part of the run's identity.
   s["effective"] = {{"batch_size", plan.pass.batch_size}, {"threads", runtime::intraOpThreads()}};
+  // --layer-cosines asked, and not measured where the plan went layer-major itself.
+  if (o.layer_cosines) s["effective"]["layer_cosines"] = plan.pass.accumulator.layer_cosines;
   // Identity by content, not path: resume and merge compare these, never "model"/"corpus".
   s["model_fingerprint"] = io::modelFingerprint(plan.model_dir);
   // Files only: a stream (stdin, a FIFO) cannot be read twice; its tokens' hash is checked

@@ -232,7 +232,7 @@ std::string ropeBandsFigure(const std::vector<heads::HeadReport>& heads) {
       const auto& r = *hs[i]->rope_bands;
       kernel.col(static_cast<Eigen::Index>(i)) = r.kernel_share;
       attention.col(static_cast<Eigen::Index>(i)) = r.attention_share;
-      ++masses[r.kernel_mass];
+      if (!r.kernel_mass.empty()) ++masses[r.kernel_mass];
     }
     const AxisRange head_axis{-0.5, static_cast<double>(hs.size()) - 0.5, false}, band_axis{-0.5, static_cast<double>(bands) - 0.5, false};
     const ColorScale shares{ColorMap::kSequential, 0, 1};
@@ -255,7 +255,7 @@ std::string ropeBandsFigure(const std::vector<heads::HeadReport>& heads) {
           (sampled ? std::string(" (panels '...: kernel') and of the sampled sequences' attention ('...: attention')") : std::string()) +
           ". Barbero et al. (2025) find positional heads in the fast bands and a semantic channel in the slow ones. "
           "Kernels by where their mass lies (over " + log::number("%.0f", 100 * heads::kRopeMassAbove) +
-          "% in one half): " + counts + "; rope_bands.csv has every number, summary.json the ETC of the kernel "
+          "% in one half): " + (counts.empty() ? std::string("none varies") : counts) + "; rope_bands.csv has every number, summary.json the ETC of the kernel "
           "from the fastest and the slowest band alone.",
       panels);
 }

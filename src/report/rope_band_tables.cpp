@@ -28,7 +28,7 @@ nlohmann::json ropeBandsJson(const heads::HeadReport& head) {
           {keys::kKUnturnedNorm, finiteOrNull(r.k_unturned_norm)},
           {keys::kEtcHighestBand, r.etc_highest_band},
           {keys::kEtcLowestBand, r.etc_lowest_band},
-          {keys::kKernelMass, r.kernel_mass},
+          {keys::kKernelMass, r.kernel_mass.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.kernel_mass)},
           {keys::kAttentionMass, r.attention_mass.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.attention_mass)}};
 }
 
@@ -65,7 +65,7 @@ nlohmann::json ropeBandRows(const std::vector<heads::HeadReport>& heads) {
                       {keys::kDims, band.dims},
                       {keys::kShortestWavelength, finiteOrNull(band.shortest_wavelength)},
                       {keys::kLongestWavelength, finiteOrNull(band.longest_wavelength)},
-                      {keys::kKernelShare, r.kernel_share[i]},
+                      {keys::kKernelShare, finiteOrNull(r.kernel_share[i])},
                       {keys::kAttentionShare, finiteOrNull(r.attention_share[i])}});
     }
   }

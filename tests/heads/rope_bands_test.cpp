@@ -266,6 +266,25 @@ TEST(RopeBands, MassInTheUnturnedDimsAndTheMiddleBand) {
   }
 }
 
+// Queries with one key each (the skip leaves one): nothing varies over the keys, so no band
+// holds a share (NaN, no mass named), rather than rounding noise summing to one.
+TEST(RopeBands, NoSharesWhereNothingVaries) {
+  const Eigen::Index t = 12, d = 5;
+  const Eigen::MatrixXd means = Eigen::MatrixXd::Random(t, d);
+  const Eigen::MatrixXd samples = stackSequences({means + Eigen::MatrixXd::Random(t, d)});
+  const HeadMaps head = randomHead(8, int(d));
+  KernelSettings s;
+  s.skip = t - 1;
+  s.positions.rope.inverse_frequencies = plainRope(100.0, 8);
+  const auto report = ropeBands(head, projectHead(head, means, samples).projections(), s, false);
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->kernel_share.array().isNaN().all());
+  EXPECT_TRUE(report->attention_share.array().isNaN().all());
+  EXPECT_EQ(report->kernel_mass, "");
+  EXPECT_EQ(report->attention_mass, "");
+  EXPECT_GT(report->q_pair_norm.sum(), 0);  // the norms are there all the same
+}
+
 TEST(RopeBands, BandsGroupConsecutivePairsFastestFirst) {
   const auto llama = ropeBandsOf(plainRope(10000.0, 128), 128);
   ASSERT_EQ(llama.size(), 8u);

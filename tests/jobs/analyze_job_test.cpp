@@ -370,11 +370,13 @@ TEST(AnalyzeJob, RandomTokensGiveTheCosineBetweenEveryPairOfLayers) {
   job.out = s / "plain";
   jobs::runAnalyzeJob(job);
   EXPECT_FALSE(summaryOf(job.out).contains("layer_cosine_matrix"));  // only where asked
+  EXPECT_FALSE(summaryOf(job.out)["effective"].contains("layer_cosines"));
   EXPECT_FALSE(fs::exists(job.out / "layer_cosines.csv"));
   job.layer_cosines = true;
   job.out = s / "whole";
   jobs::runAnalyzeJob(job);
   const auto summary = summaryOf(job.out);
+  EXPECT_EQ(summary["effective"]["layer_cosines"], true);  // measured: the pass stayed resident
   const auto& cosines = summary["layer_cosine_matrix"];
   const auto& layers = summary["layers"];
   ASSERT_EQ(cosines["layers"].size(), layers.size());

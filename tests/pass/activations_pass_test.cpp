@@ -46,6 +46,28 @@ TEST(ActivationsPass, ReducesEveryLayerToTheDirectStatistics) {
   EXPECT_LT((state.layers[1].second_moment - direct.second_moment).norm(), 1e-6 * direct.second_moment.norm());
 }
 
+// --layer-cosines over hidden states made elsewhere: each batch's layers come in turn.
+TEST(ActivationsPass, LayerCosinesOfTheFilesHiddenStates) {
+  ScratchDir s;
+  auto a = randomSequences(5, 6, 5, 3), b = a;
+  for (auto& c : b) c = c + 0.5 * Eigen::MatrixXd::Random(c.rows(), c.cols());
+  for (auto* h : {&a, &b})
+    for (auto& c : *h) c = c.cast<float>().cast<double>();
+  writeLayers(s / "h.safetensors", {a, b});
+  pass::AnalyzeOptions o;
+  o.activations = s / "h.safetensors";
+  o.batch_size = 2;
+  o.report.screenot_k = 1;
+  EXPECT_FALSE(pass::analyzeActivations(o).layers[1].layer_cosines);
+  o.layer_cosines = true;
+  const auto state = pass::analyzeActivations(o);
+  double sum = 0;
+  for (std::size_t c = 0; c < a.size(); ++c)
+    for (Eigen::Index t = 1; t < 6; ++t) sum += a[c].row(t).dot(b[c].row(t)) / (a[c].row(t).norm() * b[c].row(t).norm());
+  ASSERT_EQ(state.layers[1].earlier_cosine_sums.size(), 1);
+  EXPECT_NEAR(state.layers[1].earlier_cosine_sums[0], sum, 1e-6 * 25);
+}
+
 TEST(ActivationsPass, NamesTheFileForWhatItCannotRead) {
   ScratchDir s;
   io::SafetensorsWriter w;

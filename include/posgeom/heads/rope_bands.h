@@ -43,7 +43,8 @@ struct RopeBandReport {
   // over the queries from the skip on and the keys the kernel sees; the shares sum to 1
   // (cross-band products left out, as qk_shares leaves out the cross terms). Of the actual
   // logits (sampled queries and keys; NaN without samples), and of the kernel's (its queries
-  // against the mean keys).
+  // against the mean keys). NaN where nothing varies over the keys (a query with one key, or
+  // variation below 1e-12 of the parts' squares about zero): no band holds a share of nothing.
   Eigen::VectorXd attention_share, kernel_share;
   // Mean norm of each turning pair of q and of k (after the head's norms and RoPE's scale)
   // over the sampled rows from the skip on (the mean rows without samples), and of the
@@ -56,8 +57,8 @@ struct RopeBandReport {
   double etc_highest_band = 0, etc_lowest_band = 0;
   // Where the kernel's, and the actual logits', shares lie: "high" (the faster half of the
   // turning bands), "low" (the slower half), "unturned" or "spread" (kRopeMassAbove; an odd
-  // count's middle band is in neither half, and a single turning band in none); the actual
-  // one empty without samples.
+  // count's middle band is in neither half, and a single turning band in none); empty where
+  // the shares are NaN (the actual one without samples).
   std::string kernel_mass, attention_mass;
 };
 
