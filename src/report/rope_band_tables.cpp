@@ -1,6 +1,5 @@
 #include "posgeom/report/rope_band_tables.h"
 
-#include <cmath>
 #include <set>
 
 #include "posgeom/report/json_number.h"
