@@ -1,5 +1,8 @@
 #include "posgeom/io/hub_cache.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -12,17 +15,45 @@
 namespace posgeom::io {
 namespace fs = std::filesystem;
 
+namespace {
+
+// The user's home as Python's os.path.expanduser finds it: $HOME, else the passwd entry.
+fs::path homeDir(const EnvLookup& env) {
+  if (auto v = env("HOME")) return *v;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return ".";
+}
+
+}  // namespace
+
+fs::path expandedUser(const std::string& value, const EnvLookup& env) {
+  if (value == "~") return homeDir(env);
+  if (value.rfind("~/", 0) == 0) return homeDir(env) / value.substr(2);
+  return value;
+}
+
+fs::path huggingFaceHome(const EnvLookup& env) {
+  if (auto v = env("HF_HOME")) return expandedUser(*v, env);
+  if (auto v = env("XDG_CACHE_HOME")) return expandedUser(*v, env) / "huggingface";
+  return homeDir(env) / ".cache" / "huggingface";
+}
+
 fs::path hubCacheRoot(const EnvLookup& env) {
-  if (auto v = env("HF_HUB_CACHE")) return *v;
-  if (auto v = env("HF_HOME")) return fs::path(*v) / "hub";
-  const auto home = env("HOME");
-  return fs::path(home ? *home : ".") / ".cache" / "huggingface" / "hub";
+  if (auto v = env("HF_HUB_CACHE")) return expandedUser(*v, env);
+  if (auto v = env("HUGGINGFACE_HUB_CACHE")) return expandedUser(*v, env);  // the older name huggingface_hub still reads
+  return huggingFaceHome(env) / "hub";
 }
 
 std::string snapshotCommit(const fs::path& dir) {
   auto clean = dir.lexically_normal();
   if (!clean.has_filename()) clean = clean.parent_path();  // a trailing slash
   return clean.parent_path().filename() == "snapshots" ? clean.filename().string() : "";
+}
+
+std::string hubRepoFolder(const std::string& name) {
+  std::string folder = "models--";
+  for (char c : name) folder += (c == '/') ? std::string("--") : std::string(1, c);
+  return folder;
 }
 
 namespace {
@@ -32,12 +63,6 @@ namespace {
 constexpr std::size_t kRefBytesRead = 256;
 constexpr std::size_t kQuotedChars = 48;
 constexpr std::size_t kListed = 6;
-
-std::string repoFolderName(const std::string& name) {
-  std::string folder = "models--";
-  for (char c : name) folder += (c == '/') ? std::string("--") : std::string(1, c);
-  return folder;
-}
 
 bool isCommitHash(const std::string& s) {
   return !s.empty() && s.size() <= 64 &&
@@ -78,7 +103,7 @@ std::string refNames(const fs::path& repo) {
 }
 
 std::string downloadAgain(const std::string& name, const std::string& revision) {
-  return "download it again, e.g. `huggingface-cli download " + name + (revision.empty() ? "" : " --revision " + revision) + "`";
+  return "download it again: `posgeom download " + name + (revision.empty() ? "" : " --revision " + revision) + "`";
 }
 
 // The commit a refs file names: read at most kRefBytesRead bytes, never followed as a path.
@@ -107,7 +132,7 @@ fs::path snapshotOfRef(const fs::path& repo, const std::string& ref, const std::
   const fs::path file = repo / "refs" / ref;
   const auto commit = readRef(file);
   if (!fs::is_directory(repo / "snapshots" / commit))
-    throw InputError(file.string(), "names commit " + commit + ", which has no snapshot in " + (repo / "snapshots").string() +
+    throw NotCached(file.string(), "names commit " + commit + ", which has no snapshot in " + (repo / "snapshots").string() +
                                         " (snapshots there: " + listed(snapshotNames(repo)) + "); " + downloadAgain(name, ref));
   return repo / "snapshots" / commit;
 }
@@ -124,9 +149,9 @@ fs::path snapshotAt(const fs::path& repo, const std::string& name, const std::st
   if (matches.size() > 1)
     throw InputError(option::kRevision, "'" + revision + "' is a prefix of " + std::to_string(matches.size()) + " commits of " + name +
                                        " in the Hugging Face cache (" + listed(matches) + "): give more of its digits");
-  throw InputError(option::kRevision, "'" + revision + "' is not a branch, tag or commit of " + name +
-                                     " in the Hugging Face cache (refs there: " + refNames(repo) + "); download it first, e.g. `huggingface-cli download " +
-                                     name + " --revision " + revision + "`");
+  throw NotCached(option::kRevision, "'" + revision + "' is not a branch, tag or commit of " + name +
+                                        " in the Hugging Face cache (refs there: " + refNames(repo) + "); download it first: `posgeom download " +
+                                        name + " --revision " + revision + "`");
 }
 
 // Files posgeom reads: configs, tokenizers, weights. Other files of the repo do not matter.
@@ -145,7 +170,7 @@ void refuseMissingBlobs(const fs::path& snapshot, const std::string& name) {
     auto blob = fs::read_symlink(file, ec);
     if (blob.is_relative()) blob = (file.parent_path() / blob).lexically_normal();
     const bool partial = fs::exists(blob.string() + ".incomplete", ec);
-    throw InputError(file.string(), "is a link to a missing blob " + blob.string() +
+    throw NotCached(file.string(), "is a link to a missing blob " + blob.string() +
                                         (partial ? " (an interrupted download: its .incomplete file is there); "
                                                  : " (an interrupted download?); ") +
                                         downloadAgain(name, snapshotCommit(snapshot)));
@@ -161,21 +186,20 @@ fs::path resolveModelDir(const std::string& name, const EnvLookup& env, const st
     return fs::path(name);
   }
   const fs::path root = hubCacheRoot(env);
-  const fs::path repo = root / repoFolderName(name);
-  const std::string how = "; download it first, e.g. `huggingface-cli download " + name +
-                          "`, or pass the model's directory";
+  const fs::path repo = root / hubRepoFolder(name);
+  const std::string how = "; download it first: `posgeom download " + name + "`, or pass the model's directory";
   if (name.front() == '/' || name.front() == '.' || name.rfind("~", 0) == 0 ||
       std::count(name.begin(), name.end(), '/') > 1)
     throw InputError(name, "model directory does not exist");
   if (!fs::is_directory(repo / "snapshots"))
-    throw InputError(name, "not a directory, and not in the Hugging Face cache (looked in " + repo.string() + ")" + how);
+    throw NotCached(name, "not a directory, and not in the Hugging Face cache (looked in " + repo.string() + ")" + how);
   const auto snapshots = snapshotNames(repo);
-  if (snapshots.empty()) throw InputError(name, "the Hugging Face cache has no snapshot in " + (repo / "snapshots").string() + how);
+  if (snapshots.empty()) throw NotCached(name, "the Hugging Face cache has no snapshot in " + (repo / "snapshots").string() + how);
   // No revision: refs/main, as huggingface_hub reads it offline. Without it the cache does
   // not say which snapshot is main's, and huggingface_hub refuses; so does posgeom.
   if (revision.empty() && !entryExists(repo / "refs" / "main"))
-    throw InputError((repo / "refs" / "main").string(),
-                     "is missing, so which snapshot is branch main is unknown (snapshots there: " + listed(snapshots) +
+    throw NotCached((repo / "refs" / "main").string(),
+                    "is missing, so which snapshot is branch main is unknown (snapshots there: " + listed(snapshots) +
                          "): give --revision with one of them, or " + downloadAgain(name, ""));
   const fs::path snapshot = revision.empty() ? snapshotOfRef(repo, "main", name) : snapshotAt(repo, name, revision);
   refuseMissingBlobs(snapshot, name);

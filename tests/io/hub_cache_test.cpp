@@ -22,6 +22,11 @@ TEST(HubCache, RootFollowsHuggingFacePrecedence) {
   EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HF_HUB_CACHE", "/a"}, {"HF_HOME", "/b"}})), fs::path("/a"));
   EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HF_HOME", "/b"}})), fs::path("/b/hub"));
   EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HOME", "/home/u"}})), fs::path("/home/u/.cache/huggingface/hub"));
+  // huggingface_hub's other spellings: the older HUGGINGFACE_HUB_CACHE, XDG_CACHE_HOME, and "~".
+  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HUGGINGFACE_HUB_CACHE", "/old"}, {"HF_HOME", "/b"}})), fs::path("/old"));
+  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}})), fs::path("/xdg/huggingface/hub"));
+  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HF_HUB_CACHE", "~/models"}, {"HOME", "/home/u"}})), fs::path("/home/u/models"));
+  EXPECT_FALSE(io::hubCacheRoot(fakeEnv({})).string().empty());  // no HOME: the passwd entry's home
 }
 
 TEST(HubCache, ResolvesRefsMainForOrgAndName) {
@@ -223,7 +228,7 @@ TEST(HubCache, MissingModelSaysWhereItLookedAndHowToDownload) {
   } catch (const InputError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find((s / "models--gpt2").string()), std::string::npos) << msg;
-    EXPECT_NE(msg.find("huggingface-cli download gpt2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("posgeom download gpt2"), std::string::npos) << msg;
   }
 }
 

@@ -18,3 +18,10 @@ inline std::string inputErrorOf(const std::function<void()>& call) {
 }
 
 }  // namespace posgeom::testing
+
+// The call refuses with a message that starts with `prefix`.
+#define EXPECT_INPUT_ERROR(call, prefix)                                                   \
+  do {                                                                                     \
+    const std::string posgeom_message_ = ::posgeom::testing::inputErrorOf([&] { (void)(call); }); \
+    EXPECT_EQ(posgeom_message_.rfind(prefix, 0), 0u) << "message: " << posgeom_message_;   \
+  } while (0)

@@ -18,6 +18,18 @@
 namespace posgeom::testing {
 namespace fs = std::filesystem;
 
+namespace {
+// No test reaches the real hub: every test process starts offline, its endpoint an address
+// nobody serves and no token; the hub tests give the programs they start their local hub.
+const bool kNeverTheRealHub = [] {
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  ::setenv("HF_ENDPOINT", "http://127.0.0.1:9", 1);
+  ::setenv("HF_TOKEN_PATH", "/nonexistent/posgeom-tests/token", 1);
+  ::unsetenv("HF_TOKEN");
+  return true;
+}();
+}  // namespace
+
 fs::path hfFixtureDir(const std::string& name) { return fs::path(POSGEOM_SOURCE_DIR) / "tests" / "fixtures" / "hf" / name; }
 
 fs::path editedHfFixture(const fs::path& dir, const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
