@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "posgeom/base/error.h"
 #include "posgeom/base/option_names.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/baseline_job.h"
@@ -29,7 +30,7 @@ void addReportOptions(CLI::App* sub, pass::ReportOptions& r) {
 void addAnalyzeOptions(CLI::App* sub, pass::AnalyzeOptions& o_ref) {
   auto* o = &o_ref;
   sub->add_option(option::kModel, o->model, "model directory or Hugging Face hub name");
-  sub->add_option(option::kRevision, o->revision, "of a hub name: branch, tag or commit in the local cache (default main)");
+  sub->add_option(option::kRevision, o->revision, "of a hub name: branch, tag or commit (default main), from the Hugging Face cache or the hub");
   sub->add_option(option::kCorpus, o->corpus.path, "text, directory, JSON Lines, '-', .bin/.npy ids, 'random', or 'repeated-random' (the induction probe)");
   sub->add_option(option::kActivations, o->activations, "hidden states made elsewhere: hidden [L,N,T,d] or hidden.<l> [N,T,d]");
   sub->add_option(option::kTokenizer, o->tokenizer, "tokenizer directory (default: the model's)");
@@ -172,12 +173,12 @@ void addAnalyzeCommand(CLI::App& app, std::vector<Command>& commands) {
       ->capture_default_str();
   msub->add_option(option::kModel, merge->model, "the states' model, to analyse the heads of states made with --heads");
   auto merge_revision = std::make_shared<std::string>();
-  msub->add_option(option::kRevision, *merge_revision, "of --model's hub name: branch, tag or commit in the local cache (default main)");
+  msub->add_option(option::kRevision, *merge_revision, "of --model's hub name: branch, tag or commit (default main), from the Hugging Face cache or the hub");
   addReportOptions(msub, merge->report);
   commands.push_back({msub, [merge, merge_revision] {
                         // The snapshot --revision names, found as analyze finds it; the job reads that directory.
                         if (!merge->model.empty() && !merge_revision->empty())
-                          merge->model = io::resolveModelDir(merge->model, io::processEnv(), *merge_revision).string();
+                          merge->model = hub::modelDirectory(merge->model, *merge_revision, hub::ModelParts::kWeights, io::processEnv()).string();
                         jobs::runMergeJob(*merge);
                       }});
 }

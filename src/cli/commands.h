@@ -26,6 +26,7 @@ void addBatchCommand(CLI::App& app, std::vector<Command>& commands, int& exit_co
 void addBenchCommand(CLI::App& app, std::vector<Command>& commands);
 // `check` sets exit_code to 1 when a number moved.
 void addCheckCommand(CLI::App& app, std::vector<Command>& commands, int& exit_code);
+void addDownloadCommand(CLI::App& app, std::vector<Command>& commands);
 void addForwardCommand(CLI::App& app, std::vector<Command>& commands);
 void addInspectCommand(CLI::App& app, std::vector<Command>& commands);
 void addRandomModelCommand(CLI::App& app, std::vector<Command>& commands);

@@ -13,7 +13,7 @@ void addForwardCommand(CLI::App& app, std::vector<Command>& commands) {
   auto* r = &job->request;
   auto* sub = app.add_subcommand("forward", "run a model on token ids and write every hidden state");
   sub->add_option(option::kModel, job->model, "model directory or Hugging Face hub name")->required();
-  sub->add_option(option::kRevision, job->revision, "of a hub name: branch, tag or commit in the local cache (default main)");
+  sub->add_option(option::kRevision, job->revision, "of a hub name: branch, tag or commit (default main), from the Hugging Face cache or the hub");
   auto* ids = sub->add_option(option::kIds, r->ids_path, "safetensors file with int64 input_ids [B,T]");
   auto random = std::make_shared<std::vector<int64_t>>();
   auto* random_ids = sub->add_option(option::kRandomIds, *random, "instead of --ids: B,T uniformly random token ids")

@@ -17,7 +17,7 @@ void addInspectCommand(CLI::App& app, std::vector<Command>& commands) {
   auto opt = std::make_shared<Options>();
   auto* sub = app.add_subcommand("inspect", "describe a model directory or hub name without running it");
   sub->add_option(option::kModel, opt->model, "model directory or Hugging Face hub name")->required();
-  sub->add_option(option::kRevision, opt->revision, "of a hub name: branch, tag or commit in the local cache (default main)");
+  sub->add_option(option::kRevision, opt->revision, "of a hub name: branch, tag or commit (default main), from the Hugging Face cache or the hub");
   sub->add_flag(option::kJson, opt->json, "print JSON instead of text");
   commands.push_back({sub, [opt] {
                         const auto info = jobs::inspectModel(opt->model, opt->revision);

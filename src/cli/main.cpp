@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   posgeom::cli::addInspectCommand(app, commands);
   posgeom::cli::addRandomModelCommand(app, commands);
   posgeom::cli::addTokenizeCommand(app, commands);
+  posgeom::cli::addDownloadCommand(app, commands);
   posgeom::cli::addTrainCommands(app, commands);
 
   try {

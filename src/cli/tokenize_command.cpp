@@ -12,7 +12,7 @@ void addTokenizeCommand(CLI::App& app, std::vector<Command>& commands) {
   auto job = std::make_shared<jobs::TokenizeJob>();
   auto* sub = app.add_subcommand("tokenize", "turn a text corpus into token ids with a model's tokenizer");
   auto* model = sub->add_option(option::kModel, job->model, "model directory or hub name whose tokenizer to use");
-  sub->add_option(option::kRevision, job->revision, "of a hub name: branch, tag or commit in the local cache (default main)");
+  sub->add_option(option::kRevision, job->revision, "of a hub name: branch, tag or commit (default main), from the Hugging Face cache or the hub");
   auto* tok = sub->add_option(option::kTokenizer, job->tokenizer, "tokenizer directory (instead of --model)");
   model->excludes(tok);
   sub->add_option(option::kInput, job->input, "text file, directory, JSON Lines, '-' for stdin (gzip/zstd too)")->required();

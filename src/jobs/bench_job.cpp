@@ -18,6 +18,7 @@
 #include "posgeom/base/process_memory.h"
 #include "posgeom/base/stopwatch.h"
 #include "posgeom/corpus/window_sampler.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/output_file.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/bench_rounds.h"
@@ -349,8 +350,11 @@ BenchResult runBench(const BenchJob& job) {
   if (!job.out.empty()) out.emplace(job.out, io::OutputFileRules{option::kOut, job.force, {}});
   std::vector<std::pair<std::string, fs::path>> models;
   for (const auto& m : job.models) {
-    if (!fs::exists(m / "config.json")) throw InputError(m.string(), "holds no config.json");
-    models.emplace_back(m.filename().empty() ? m.parent_path().filename().string() : m.filename().string(), m);
+    // A directory as given, a hub name from the cache or the hub.
+    const bool directory = fs::is_directory(m);
+    const auto dir = directory ? m : hub::modelDirectory(m.string(), "", hub::ModelParts::kWeights, processEnv());
+    if (!fs::exists(dir / "config.json")) throw InputError(m.string(), "holds no config.json");
+    models.emplace_back(!directory ? m.string() : m.filename().empty() ? m.parent_path().filename().string() : m.filename().string(), dir);
   }
   std::vector<std::string> shape_names = job.shapes;
   if (shape_names.empty() && models.empty())

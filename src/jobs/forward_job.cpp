@@ -3,6 +3,7 @@
 #include "posgeom/base/error.h"
 #include "posgeom/base/log.h"
 #include "posgeom/base/option_names.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/io/output_file.h"
 
@@ -11,12 +12,13 @@ namespace fs = std::filesystem;
 
 void runForwardJob(const ForwardJob& job) {
   auto request = job.request;
-  request.model_dir = io::resolveModelDir(job.model, io::processEnv(), job.revision);
+  request.model_dir = hub::modelDirectory(job.model, job.revision, hub::ModelParts::kConfig, io::processEnv());
   // The model's whole directory (weights, shards, tokenizer, configs) and the ids.
   std::vector<fs::path> inputs{request.model_dir};
   if (!request.ids_path.empty()) inputs.push_back(request.ids_path);
-  // Checked (and locked) before the model loads: a refusal costs nothing.
+  // Checked (and locked) before the weights are downloaded or loaded: a refusal costs nothing.
   io::OutputFile out(request.out_path, {option::kOut, job.force, inputs});
+  hub::withWeights(job.model, request.model_dir, io::processEnv());
   io::SafetensorsWriter writer;
   const auto what = model::collectHiddenStates(request, writer);
   out.writeWith([&](const fs::path& path) { writer.write(path); });

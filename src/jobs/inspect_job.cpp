@@ -5,6 +5,7 @@
 
 #include "posgeom/base/byte_size.h"
 #include "posgeom/model/load/checkpoint_source.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/model/load/tensor_resolver.h"
@@ -14,7 +15,7 @@ using namespace model;  // the checkpoint readers
 namespace fs = std::filesystem;
 
 nlohmann::json inspectModel(const std::string& model, const std::string& revision) {
-  const fs::path dir = io::resolveModelDir(model, io::processEnv(), revision);
+  const fs::path dir = hub::modelDirectory(model, revision, hub::ModelParts::kWeights, io::processEnv());
   const auto config = loadModelConfig(dir);
   const auto& arch = architectureFor(config.model_type, config.source.string());
   const auto checkpoint = openCheckpoint(dir);

@@ -6,6 +6,7 @@
 #include "posgeom/base/error.h"
 #include "posgeom/corpus/corpus_source.h"
 #include "posgeom/corpus/document_reader.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/io/fingerprint.h"
 #include "posgeom/io/hub_cache.h"
@@ -47,7 +48,7 @@ std::string optionsDifference(const nlohmann::json& then, const nlohmann::json& 
 // The model and corpus files' identity as analyze records it (by content: the same files
 // under another path are the same, other files under the same path are not).
 std::string modelIdentity(const pass::AnalyzeOptions& job) {
-  const auto dir = io::resolveModelDir(job.model, io::processEnv(), job.revision);
+  const auto dir = hub::modelDirectory(job.model, job.revision, hub::ModelParts::kWeights, io::processEnv());
   return io::modelFingerprint(dir) + " " + io::snapshotCommit(dir);
 }
 

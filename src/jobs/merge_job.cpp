@@ -7,6 +7,7 @@
 #include "posgeom/anova/state_file.h"
 #include "posgeom/anova/state_merge.h"
 #include "posgeom/base/error.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/fingerprint.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/jobs/analyze_job.h"
@@ -37,7 +38,7 @@ void runMergeJob(const MergeJob& job) {
     if (job.model.empty()) {
       spdlog::warn("the states hold attention inputs: give --model to analyse the heads");
     } else {
-      const auto model_dir = io::resolveModelDir(job.model, io::processEnv());
+      const auto model_dir = hub::modelDirectory(job.model, "", hub::ModelParts::kWeights, io::processEnv());
       // Only each block's query and key maps are read, one block at a time: streamed.
       const auto model = pass::loadPassModel(model_dir, runtime::DeviceSpec{}, runtime::ComputeDtype::kFloat32,
                                              /*stream_blocks=*/true);

@@ -6,7 +6,9 @@
 
 #include "posgeom/base/error.h"
 #include "posgeom/base/option_names.h"
+#include "posgeom/corpus/document_reader.h"
 #include "posgeom/corpus/token_stream.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/io/output_file.h"
 
@@ -17,7 +19,7 @@ namespace {
 std::filesystem::path tokenizerDir(const TokenizeJob& job) {
   if (!job.tokenizer.empty()) return job.tokenizer;
   if (job.model.empty()) throw InputError("tokenize", "give --model or --tokenizer");
-  return io::resolveModelDir(job.model, io::processEnv(), job.revision);
+  return hub::modelDirectory(job.model, job.revision, hub::ModelParts::kTokenizer, io::processEnv());
 }
 
 // What the run reads, which --out never replaces nor writes into: the corpus and the
@@ -47,6 +49,7 @@ TokenizeSummary runTokenizeJob(const TokenizeJob& job) {
   if (job.format == "bin" && sidecar_path == job.out)
     throw InputError(job.out.string(), "is also the name of its sidecar (" + sidecar_path.filename().string() +
                                            "); give --format bin's --out another extension, e.g. .bin");
+  if (job.input != "-") corpus::corpusFiles(job.input);  // a missing corpus before any tokenizer download
   const auto tokenizer_dir = tokenizerDir(job);
   // Both files checked (and locked) before the corpus is read.
   std::optional<io::OutputFile> out, sidecar;

@@ -8,6 +8,7 @@
 #include "posgeom/base/option_names.h"
 #include "posgeom/base/stopwatch.h"
 #include "posgeom/corpus/document_reader.h"
+#include "posgeom/hub/model_source.h"
 #include "posgeom/io/hub_cache.h"
 #include "posgeom/model/architecture.h"
 #include "posgeom/pass/analysis_pass.h"
@@ -111,7 +112,9 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
     requireSameWorld(*resumed, ranks, control.resume_state.string());
   }
   const auto t0 = SteadyClock::now();
-  const auto model_dir = io::resolveModelDir(o.model, io::processEnv(), o.revision);
+  // The config (and tokenizer) first: the plan judges the options against it before the
+  // weights, most of a hub download, come.
+  const auto model_dir = hub::modelDirectory(o.model, o.revision, hub::ModelParts::kConfig, io::processEnv());
   // Each rank on its own GPU: cuda:LOCAL_RANK of the GPUs it sees (one, where the launcher
   // gives each task its own through CUDA_VISIBLE_DEVICES).
   AnalyzeOptions rank_options = o;
@@ -120,6 +123,7 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   // is final (a distributed run's are reduced across the ranks at the end instead).
   const auto final_layers = !ranks && control.writes() ? FinalLayers::kHandedToFiles : FinalLayers::kHeld;
   auto plan = planPass(rank_options, model_dir, model::loadModelConfig(model_dir), final_layers);
+  hub::withWeights(o.model, plan.model_dir, io::processEnv());
   const auto tokenizer = runTokenizer(o, plan);
   anova::AnalysisState state;
   state.settings = runSettings(o, plan, tokenizer.get());
