@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "captured_log.h"
 #include "input_error.h"
 #include "local_hub.h"
 #include "posgeom/hub/file_digest.h"
@@ -174,6 +175,20 @@ TEST(SnapshotDownload, TheTokenGoesToTheHubNeverToTheStore) {
       EXPECT_NE(line.find("auth=no"), std::string::npos) << line;
     }
   }
+}
+
+TEST(SnapshotDownload, ProgressLinesPerFileAndInTotal) {
+  SnapshotCase c(oneRepo("org/m", defaultModelDir()));
+  c.hub->control({{"throttle_bytes_per_s", 1000000}});  // the 3.1 MiB of weights in about 3 s
+  CapturedLog log;
+  auto r = request("org/m");
+  r.progress_every_s = 0.5;
+  c.download(r);
+  const auto text = log.str();
+  EXPECT_NE(text.find("download org/m: model.safetensors "), std::string::npos) << text;  // "1.0 MiB of 3.1 MiB (32%)"
+  EXPECT_NE(text.find(" of 3.1 MiB in 1 file, "), std::string::npos) << text;           // the total, with rate and ETA
+  EXPECT_NE(text.find("/s, ETA "), std::string::npos) << text;
+  EXPECT_NE(text.find("download org/m: model.safetensors (3.1 MiB) in "), std::string::npos) << text;  // and when it is done
 }
 
 TEST(SnapshotDownload, AnEmptyFileIsABlobToo) {
