@@ -137,9 +137,11 @@ RepoRevision HubApi::revision(const std::string& revision) {
   const auto json = nlohmann::json::parse(r.body, nullptr, false);
   const std::string where = request.url;
   if (!json.is_object() || !json.contains("sha") || !json["sha"].is_string() || !isCommitId(json["sha"].get<std::string>()))
-    throw InputError(name_, where + " answered without a commit id (\"sha\"): is HF_ENDPOINT a Hugging Face hub?");
+    throw InputError(name_, shownUrl(where) + " answered without a commit id (\"sha\"): is HF_ENDPOINT a Hugging Face hub?");
   RepoRevision out{json["sha"].get<std::string>(), {}};
-  if (isCommitId(revision) && out.commit != revision)  // a pinned commit is that commit or nothing
+  std::string lowered = revision;
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (isCommitId(lowered) && out.commit != lowered)  // a pinned commit is that commit or nothing
     throw InputError(name_, "the hub answered commit " + out.commit + " for --revision " + revision + ": is HF_ENDPOINT a Hugging Face hub?");
   if (json.contains("siblings") && json["siblings"].is_array())
     for (const auto& s : json["siblings"])

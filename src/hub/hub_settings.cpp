@@ -27,12 +27,10 @@ std::string trimmed(std::string s) {
 std::string shownUrl(const std::string& url) {
   const auto scheme = url.find("://");
   const auto start = scheme == std::string::npos ? 0 : scheme + 3;
-  const auto at = url.find('@', start);
-  const auto path = url.find('/', start);
-  if (at == std::string::npos || (path != std::string::npos && at > path)) return url;
-  const auto colon = url.find(':', start);
-  const auto user_end = colon != std::string::npos && colon < at ? colon : at;
-  return url.substr(0, user_end) + ":***" + url.substr(at);
+  const auto authority_end = std::min(url.find_first_of("/?#", start), url.size());
+  const auto at = url.rfind('@', authority_end == 0 ? 0 : authority_end - 1);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start) + "***" + url.substr(at);  // a token as the user name is as secret as a password
 }
 
 namespace {

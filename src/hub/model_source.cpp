@@ -58,7 +58,13 @@ fs::path modelDirectory(const std::string& name, const std::string& revision, Mo
   // Only the offline switch is read before the cache: a setting the download would refuse
   // (an unreadable token file, a bad HF_ENDPOINT) never stands in the way of a cached model.
   const bool offline = offlineMode(env);
-  if (auto dir = cachedSnapshot(name, revision, parts, env, offline, why); !dir.empty()) return dir;
+  if (auto dir = cachedSnapshot(name, revision, parts, env, offline, why); !dir.empty()) {
+    if (offline && parts == ModelParts::kWeights && !holdsParts(dir, parts))
+      throw InputError(name, "the Hugging Face cache's snapshot " + dir.string() +
+                                 " lacks weights (only its config was downloaded, or its download was cut); HF_HUB_OFFLINE is set, so "
+                                 "nothing is downloaded: unset it, or run `posgeom download " + name + "` where the hub can be reached");
+    return dir;
+  }
   if (offline)
     throw InputError("", why.substr(0, std::min(why.find("; download it"), why.find(", or download it"))) +
                                "; HF_HUB_OFFLINE is set, so nothing is downloaded: unset it, or run `posgeom download " + name +
@@ -72,13 +78,21 @@ fs::path modelDirectory(const std::string& name, const std::string& revision, Mo
   request.name = name;
   request.revision = revision;
   request.parts = parts;
+  request.write_ref = parts != ModelParts::kConfig;  // withWeights names the snapshot once its weights are there
   return downloadSnapshot(settings, request);
 }
 
-fs::path withWeights(const std::string& name, const fs::path& dir, const EnvLookup& env) {
+fs::path withWeights(const std::string& name, const std::string& revision, const fs::path& dir, const EnvLookup& env) {
   const auto commit = io::snapshotCommit(dir);
-  if (holdsParts(dir, ModelParts::kWeights) || commit.empty() || !isHubName(name)) return dir;  // a directory's loader says what it lacks
-  return modelDirectory(name, commit, ModelParts::kWeights, env);  // the same commit, even where the branch has moved since
+  if (commit.empty() || !isHubName(name) || fs::is_directory(name)) return dir;  // a directory's loader says what it lacks
+  if (!holdsParts(dir, ModelParts::kWeights)) modelDirectory(name, commit, ModelParts::kWeights, env);  // the same commit, even where the branch moved
+  // The revision's ref, left unwritten by the config's download, now that the snapshot is whole
+  // (never moved where another process set it since).
+  const std::string ref = revision.empty() ? "main" : revision;
+  const RepoCache cache(io::hubCacheRoot(env), name);
+  std::error_code ec;
+  if (ref != commit && isSafeRepoPath(ref) && !fs::exists(cache.repo() / "refs" / ref, ec) && !offlineMode(env)) cache.writeRef(ref, commit);
+  return dir;
 }
 
 }  // namespace posgeom::hub

@@ -159,7 +159,7 @@ fs::path downloadSnapshot(const HubSettings& settings, const SnapshotRequest& re
     if (request.parts == ModelParts::kWeights)
       fetchFiles(api, cache, listing.commit, weightFiles(request.name, listing.files, cache.snapshot(listing.commit)), request);
   }
-  cache.writeRef(revision, listing.commit);
+  if (request.write_ref) cache.writeRef(revision, listing.commit);
   return cache.snapshot(listing.commit);
 }
 

@@ -18,7 +18,7 @@ void runForwardJob(const ForwardJob& job) {
   if (!request.ids_path.empty()) inputs.push_back(request.ids_path);
   // Checked (and locked) before the weights are downloaded or loaded: a refusal costs nothing.
   io::OutputFile out(request.out_path, {option::kOut, job.force, inputs});
-  hub::withWeights(job.model, request.model_dir, io::processEnv());
+  hub::withWeights(job.model, job.revision, request.model_dir, io::processEnv());
   io::SafetensorsWriter writer;
   const auto what = model::collectHiddenStates(request, writer);
   out.writeWith([&](const fs::path& path) { writer.write(path); });

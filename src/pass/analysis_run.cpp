@@ -123,7 +123,7 @@ AnalysisRun runAnalysis(const AnalyzeOptions& o, const RunControl& control, runt
   // is final (a distributed run's are reduced across the ranks at the end instead).
   const auto final_layers = !ranks && control.writes() ? FinalLayers::kHandedToFiles : FinalLayers::kHeld;
   auto plan = planPass(rank_options, model_dir, model::loadModelConfig(model_dir), final_layers);
-  hub::withWeights(o.model, plan.model_dir, io::processEnv());
+  hub::withWeights(o.model, o.revision, plan.model_dir, io::processEnv());
   const auto tokenizer = runTokenizer(o, plan);
   anova::AnalysisState state;
   state.settings = runSettings(o, plan, tokenizer.get());

@@ -61,8 +61,9 @@ TEST(HubSettings, UnusableValuesNameTheirVariable) {
 }
 
 TEST(HubSettings, EndpointsAreSaidWithoutTheirPassword) {
-  EXPECT_EQ(hub::shownUrl("https://user:s3cret@mirror.local/x"), "https://user:***@mirror.local/x");
-  EXPECT_EQ(hub::shownUrl("https://token@mirror.local"), "https://token:***@mirror.local");
+  EXPECT_EQ(hub::shownUrl("https://user:s3cret@mirror.local/x"), "https://***@mirror.local/x");
+  EXPECT_EQ(hub::shownUrl("https://token@mirror.local"), "https://***@mirror.local");
+  EXPECT_EQ(hub::shownUrl("https://u:p@ss@mirror.local:1/x@y"), "https://***@mirror.local:1/x@y");
   EXPECT_EQ(hub::shownUrl("https://mirror.local/a@b"), "https://mirror.local/a@b");
   EXPECT_EQ(hub::hubSettings(envOf({{"HF_ENDPOINT", "HTTPS://Mirror.local"}})).endpoint, "https://Mirror.local");
 }

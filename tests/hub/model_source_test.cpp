@@ -56,13 +56,28 @@ TEST(ModelSource, OfflineNeverConnects) {
   EXPECT_EQ(c.resolve(), dir);  // online too: a cached model needs no setting of the hub's
 }
 
-TEST(ModelSource, OfflineASnapshotIsReadAsItIsForItsReaderToSayWhatItLacks) {
+TEST(ModelSource, OfflineASnapshotWithoutWeightsIsSaidAsSuch) {
   SourceCase c;
   const auto dir = c.resolve(hub::ModelParts::kTokenizer);
   c.vars["HF_HUB_OFFLINE"] = "1";
   c.hub.clearRequests();
-  EXPECT_EQ(c.resolve(hub::ModelParts::kWeights), dir);
+  EXPECT_EQ(c.resolve(hub::ModelParts::kTokenizer), dir);
+  EXPECT_INPUT_ERROR(c.resolve(hub::ModelParts::kWeights), "org/m: the Hugging Face cache's snapshot " + dir.string() + " lacks weights");
+  EXPECT_EQ(c.hub.requests().size(), 0u);
+}
+
+TEST(ModelSource, TheConfigFirstThenTheWeightsAndOnlyThenTheRef) {
+  SourceCase c;
+  const auto dir = c.resolve(hub::ModelParts::kConfig);
+  EXPECT_TRUE(fs::exists(dir / "config.json"));
   EXPECT_FALSE(fs::exists(dir / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(c.cache / "models--org--m/refs/main"));  // a run cut here names no half snapshot
+  EXPECT_EQ(hub::withWeights("org/m", "", dir, envOf(c.vars)), dir);
+  EXPECT_EQ(readFile(dir / "model.safetensors"), readFile(defaultModelDir() / "model.safetensors"));
+  EXPECT_EQ(readFile(c.cache / "models--org--m/refs/main"), dir.filename().string());
+  // A directory is the caller's as it is; no hub is asked.
+  c.hub.clearRequests();
+  EXPECT_EQ(hub::withWeights(defaultModelDir().string(), "", defaultModelDir(), envOf(c.vars)), defaultModelDir());
   EXPECT_EQ(c.hub.requests().size(), 0u);
 }
 

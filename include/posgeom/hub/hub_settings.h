@@ -29,7 +29,7 @@ std::filesystem::path tokenFile(const EnvLookup& env);
 // timeout that is not a positive number, a token file that cannot be read).
 HubSettings hubSettings(const EnvLookup& env);
 
-// A URL as said in messages and logs: a password in it ("user:pass@host") as ***.
+// A URL as said in messages and logs: its user information ("user:pass@", "token@") as ***.
 std::string shownUrl(const std::string& url);
 
 // What to tell a user who needs a token: where one is read from.

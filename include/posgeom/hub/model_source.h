@@ -18,8 +18,10 @@ bool holdsParts(const std::filesystem::path& dir, ModelParts parts);
 std::filesystem::path modelDirectory(const std::string& name, const std::string& revision, ModelParts parts,
                                      const EnvLookup& env);
 
-// `dir` (what modelDirectory gave for kConfig) with its weights: the same snapshot's,
-// downloaded where the cache lacks them. A model directory is returned as it is.
-std::filesystem::path withWeights(const std::string& name, const std::filesystem::path& dir, const EnvLookup& env);
+// `dir` (what modelDirectory gave `revision` for kConfig) with its weights: the same
+// snapshot's, downloaded where the cache lacks them; then refs/<revision> names it, where
+// no ref does yet. A model directory is returned as it is.
+std::filesystem::path withWeights(const std::string& name, const std::string& revision, const std::filesystem::path& dir,
+                                  const EnvLookup& env);
 
 }  // namespace posgeom::hub

@@ -20,6 +20,7 @@ struct SnapshotRequest {
   RetryPolicy retry;
   int parallel_files = 4;              // files fetched at once
   double progress_every_s = 5;         // a progress line this often
+  bool write_ref = true;               // false: the caller writes refs/<revision> once the rest is there
 };
 
 // The snapshot directory. InputError (one line naming the model) for everything the hub
