@@ -157,7 +157,8 @@ void fetchBlob(const HubApi& api, BlobTransfer& t, const fs::path& partial, cons
   double backoff = retry.first_backoff_s;
   bool refreshed = false, refetched = false;
   for (int attempt = 1;;) {
-    const bool resumed = sizeOnDisk(partial) > 0;
+    const int64_t before = sizeOnDisk(partial);
+    const bool resumed = before > 0;
     const auto end = fetchOnce(api, http, t, partial, stop);
     if (stop) return;
     if (end.why.empty()) {
@@ -175,6 +176,10 @@ void fetchBlob(const HubApi& api, BlobTransfer& t, const fs::path& partial, cons
                                        " as the hub says; the partial file was removed: run again");
     }
     const int64_t have = sizeOnDisk(partial);
+    if (have - before >= retry.progress_resets_after) {  // it got well further: a new run of tries
+      attempt = 1;
+      backoff = retry.first_backoff_s;
+    }
     const bool store_refused = end.status == 401 || end.status == 403 || end.status == 404 || end.status == 410;
     if (store_refused && !refreshed && urlOrigin(t.remote.location) != urlOrigin(api.settings().endpoint)) {
       HubApi fresh(api.settings(), api.name());  // this thread's own: HubApi is one request at a time
@@ -190,7 +195,8 @@ void fetchBlob(const HubApi& api, BlobTransfer& t, const fs::path& partial, cons
                                        formatBytes(t.remote.size) + "; run again to resume from " + partial.string());
     if (attempt >= retry.tries)
       throw InputError(api.name(), t.path + ": stopped at " + formatBytes(have) + " of " + formatBytes(t.remote.size) + " after " +
-                                       std::to_string(attempt) + " tries (" + end.why + "); run again to resume from " + partial.string());
+                                       std::to_string(attempt) + " tries in a row (" + end.why + "); run again to resume from " +
+                                       partial.string());
     spdlog::warn("{}: {}: {} at {} of {}; trying again in {} s ({} of {} tries)", api.name(), t.path, end.why, formatBytes(have),
                  formatBytes(t.remote.size), backoff, attempt + 1, retry.tries);
     pause(backoff, stop);

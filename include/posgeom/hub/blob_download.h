@@ -14,9 +14,13 @@
 namespace posgeom::hub {
 
 struct RetryPolicy {
-  int tries = 5;               // a transfer cut, stalled or answered 429/5xx is tried again
+  int tries = 5;               // a transfer cut, stalled or answered 429/5xx is tried again, this many times in a row
   double first_backoff_s = 1;  // doubled after each failed try
   double max_backoff_s = 16;
+  // A try that got this much further before it failed starts the count again: a 16 GB
+  // shard on a line that drops every few minutes still finishes, while a line that
+  // delivers nothing stops after `tries`.
+  int64_t progress_resets_after = int64_t{64} << 20;
 };
 
 struct BlobTransfer {
