@@ -9,6 +9,7 @@
 #include "posgeom/base/error.h"
 #include "posgeom/base/option_names.h"
 #include "posgeom/hub/repo_files.h"
+#include "posgeom/io/hub_cache.h"
 
 namespace posgeom::hub {
 namespace {
@@ -50,9 +51,7 @@ std::string hubMessage(const HttpResponse& r) {
     const auto json = nlohmann::json::parse(r.body, nullptr, false);
     if (json.is_object() && json.contains("error") && json["error"].is_string()) text = json["error"].get<std::string>();
   }
-  std::string line;
-  for (char c : text.substr(0, kQuotedChars)) line += std::isprint(static_cast<unsigned char>(c)) ? c : ' ';
-  return line.empty() ? "" : " (\"" + line + (text.size() > kQuotedChars ? "...\")" : "\")");
+  return text.empty() ? "" : " (\"" + io::printableText(text, kQuotedChars) + "\")";
 }
 
 }  // namespace

@@ -3,15 +3,16 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "posgeom/base/error.h"
+#include "posgeom/io/hub_cache.h"
 #include "posgeom/io/json_file.h"
 
 namespace posgeom::hub {
 namespace {
 
+constexpr std::size_t kQuotedNameChars = 96;
 constexpr const char* kSafetensors = "model.safetensors";
 constexpr const char* kSafetensorsIndex = "model.safetensors.index.json";
 constexpr const char* kBin = "pytorch_model.bin";
@@ -19,13 +20,6 @@ constexpr const char* kBinIndex = "pytorch_model.bin.index.json";
 
 bool has(const std::vector<std::string>& files, const std::string& file) {
   return std::find(files.begin(), files.end(), file) != files.end();
-}
-
-// A name from the hub for a one-line message: control bytes as '?', cut short.
-std::string printable(const std::string& name) {
-  std::string p;
-  for (char c : name.substr(0, 96)) p += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-  return name.size() > 96 ? p + "..." : p;
 }
 
 bool readByPosgeom(const std::string& file) {
@@ -38,9 +32,9 @@ std::vector<std::string> shardsOf(const std::string& name, const std::vector<std
                                   const std::filesystem::path& index) {
   std::vector<std::string> shards;
   for (const auto& shard : indexShards(index)) {
-    if (!isSafeRepoPath(shard)) throw InputError(index.string(), "names a shard '" + printable(shard) + "' outside the repository");
+    if (!isSafeRepoPath(shard)) throw InputError(index.string(), "names a shard '" + io::printableText(shard, kQuotedNameChars) + "' outside the repository");
     if (!has(repo_files, shard))
-      throw InputError(name, index.filename().string() + " names the shard " + printable(shard) + ", which the repository does not hold");
+      throw InputError(name, index.filename().string() + " names the shard " + io::printableText(shard, kQuotedNameChars) + ", which the repository does not hold");
     shards.push_back(shard);
   }
   return shards;
@@ -54,7 +48,7 @@ std::vector<std::string> indexShards(const std::filesystem::path& index) {
     throw InputError(index.string(), "has no \"weight_map\" object: not a weights index");
   std::set<std::string> shards;
   for (const auto& [tensor, shard] : json["weight_map"].items()) {
-    if (!shard.is_string()) throw InputError(index.string(), "maps tensor '" + printable(tensor) + "' to a non-string");
+    if (!shard.is_string()) throw InputError(index.string(), "maps tensor '" + io::printableText(tensor, kQuotedNameChars) + "' to a non-string");
     shards.insert(shard.get<std::string>());
   }
   return {shards.begin(), shards.end()};

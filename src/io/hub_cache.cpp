@@ -50,6 +50,12 @@ std::string snapshotCommit(const fs::path& dir) {
   return clean.parent_path().filename() == "snapshots" ? clean.filename().string() : "";
 }
 
+std::string printableText(const std::string& text, std::size_t max_chars) {
+  std::string p;
+  for (char c : text.substr(0, max_chars)) p += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  return text.size() > max_chars ? p + "..." : p;
+}
+
 std::string hubRepoFolder(const std::string& name) {
   std::string folder = "models--";
   for (char c : name) folder += (c == '/') ? std::string("--") : std::string(1, c);
@@ -69,12 +75,7 @@ bool isCommitHash(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-// Untrusted text for a one-line message: its start, control bytes as '?'.
-std::string printable(const std::string& s) {
-  std::string p;
-  for (char c : s.substr(0, kQuotedChars)) p += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-  return s.size() > kQuotedChars ? p + "..." : p;
-}
+std::string printable(const std::string& s) { return printableText(s, kQuotedChars); }
 std::string inQuotes(const std::string& s) { return "'" + printable(s) + "'"; }
 
 std::string listed(std::vector<std::string> names) {

@@ -4,7 +4,6 @@
 
 #include "posgeom/base/environment.h"
 #include "posgeom/base/error.h"
-#include "posgeom/base/option_names.h"
 #include "posgeom/hub/file_lock.h"
 #include "posgeom/hub/hub_api.h"
 #include "posgeom/hub/model_source.h"

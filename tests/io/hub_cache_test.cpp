@@ -10,23 +10,15 @@ namespace posgeom::testing {
 namespace {
 namespace fs = std::filesystem;
 
-io::EnvLookup fakeEnv(std::map<std::string, std::string> vars) {
-  return [vars](const char* key) -> std::optional<std::string> {
-    const auto it = vars.find(key);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
 TEST(HubCache, RootFollowsHuggingFacePrecedence) {
-  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HF_HUB_CACHE", "/a"}, {"HF_HOME", "/b"}})), fs::path("/a"));
-  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HF_HOME", "/b"}})), fs::path("/b/hub"));
-  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HOME", "/home/u"}})), fs::path("/home/u/.cache/huggingface/hub"));
+  EXPECT_EQ(io::hubCacheRoot(envOf({{"HF_HUB_CACHE", "/a"}, {"HF_HOME", "/b"}})), fs::path("/a"));
+  EXPECT_EQ(io::hubCacheRoot(envOf({{"HF_HOME", "/b"}})), fs::path("/b/hub"));
+  EXPECT_EQ(io::hubCacheRoot(envOf({{"HOME", "/home/u"}})), fs::path("/home/u/.cache/huggingface/hub"));
   // huggingface_hub's other spellings: the older HUGGINGFACE_HUB_CACHE, XDG_CACHE_HOME, and "~".
-  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HUGGINGFACE_HUB_CACHE", "/old"}, {"HF_HOME", "/b"}})), fs::path("/old"));
-  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}})), fs::path("/xdg/huggingface/hub"));
-  EXPECT_EQ(io::hubCacheRoot(fakeEnv({{"HF_HUB_CACHE", "~/models"}, {"HOME", "/home/u"}})), fs::path("/home/u/models"));
-  EXPECT_FALSE(io::hubCacheRoot(fakeEnv({})).string().empty());  // no HOME: the passwd entry's home
+  EXPECT_EQ(io::hubCacheRoot(envOf({{"HUGGINGFACE_HUB_CACHE", "/old"}, {"HF_HOME", "/b"}})), fs::path("/old"));
+  EXPECT_EQ(io::hubCacheRoot(envOf({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}})), fs::path("/xdg/huggingface/hub"));
+  EXPECT_EQ(io::hubCacheRoot(envOf({{"HF_HUB_CACHE", "~/models"}, {"HOME", "/home/u"}})), fs::path("/home/u/models"));
+  EXPECT_FALSE(io::hubCacheRoot(envOf({})).string().empty());  // no HOME: the passwd entry's home
 }
 
 TEST(HubCache, ResolvesRefsMainForOrgAndName) {
@@ -36,7 +28,7 @@ TEST(HubCache, ResolvesRefsMainForOrgAndName) {
   fs::create_directories(repo / "snapshots" / "zzz999");
   fs::create_directories(repo / "refs");
   writeFile(repo / "refs" / "main", "abc123");
-  const auto dir = io::resolveModelDir("meta-llama/Llama-2-7b-hf", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}));
+  const auto dir = io::resolveModelDir("meta-llama/Llama-2-7b-hf", envOf({{"HF_HUB_CACHE", s.path().string()}}));
   EXPECT_EQ(dir, repo / "snapshots" / "abc123");
 }
 
@@ -50,7 +42,7 @@ TEST(HubCache, RevisionsAreRefsCommitsOrUniquePrefixes) {
   fs::create_directories(repo / "refs");
   writeFile(repo / "refs" / "main", main_commit);
   writeFile(repo / "refs" / "step143000", step_commit);
-  const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+  const auto env = envOf({{"HF_HUB_CACHE", s.path().string()}});
   const std::string name = "EleutherAI/pythia-70m";
   EXPECT_EQ(io::resolveModelDir(name, env, "step143000"), repo / "snapshots" / step_commit);
   EXPECT_EQ(io::resolveModelDir(name, env, other), repo / "snapshots" / other);
@@ -106,7 +98,7 @@ fs::path twoSnapshots(const fs::path& root) {
 TEST(HubCache, ABadRefIsRefusedNeverReplacedByTheNewestSnapshot) {
   ScratchDir s;
   const auto repo = twoSnapshots(s.path());
-  const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+  const auto env = envOf({{"HF_HUB_CACHE", s.path().string()}});
   const std::string main_ref = (repo / "refs" / "main").string();
   auto refused = [&](const std::string& says) {
     const auto what = cacheRefusal("org/m", env);
@@ -134,7 +126,7 @@ TEST(HubCache, APathInARefIsNotFollowed) {
   ScratchDir s;
   const auto repo = twoSnapshots(s / "hub");
   fs::create_directories(s / "elsewhere");
-  const auto env = fakeEnv({{"HF_HUB_CACHE", (s / "hub").string()}});
+  const auto env = envOf({{"HF_HUB_CACHE", (s / "hub").string()}});
   for (const std::string& path : {(s / "elsewhere").string(), std::string("../../../elsewhere")}) {
     writeFile(repo / "refs" / "main", path);
     const auto what = cacheRefusal("org/m", env);
@@ -150,7 +142,7 @@ TEST(HubCache, AHugeRefIsNotReadWhole) {
   ScratchDir s;
   const auto repo = twoSnapshots(s.path());
   writeFile(repo / "refs" / "main", std::string(1 << 20, 'a'));
-  const auto what = cacheRefusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}));
+  const auto what = cacheRefusal("org/m", envOf({{"HF_HUB_CACHE", s.path().string()}}));
   EXPECT_NE(what.find("holds 1048576 bytes, not a commit hash"), std::string::npos) << what;
   EXPECT_LT(what.size(), 400u);
 }
@@ -161,7 +153,7 @@ TEST(HubCache, EveryResolvedSnapshotHasItsCommit) {
   const auto repo = twoSnapshots(s.path());
   writeFile(repo / "refs" / "main", kCommitB);
   writeFile(repo / "refs" / "v1", kCommitA);
-  const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+  const auto env = envOf({{"HF_HUB_CACHE", s.path().string()}});
   EXPECT_EQ(io::snapshotCommit(io::resolveModelDir("org/m", env)), kCommitB);
   for (const std::string& revision : {std::string("v1"), kCommitA, kCommitA.substr(0, 9)})
     EXPECT_EQ(io::snapshotCommit(io::resolveModelDir("org/m", env, revision)), kCommitA) << revision;
@@ -173,7 +165,7 @@ TEST(HubCache, AnAmbiguousPrefixListsTheCommits) {
   const auto repo = twoSnapshots(s.path());
   const std::string a2 = std::string(8, 'a') + std::string(32, '1');
   fs::create_directories(repo / "snapshots" / a2);
-  const auto what = cacheRefusal("org/m", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}), "aaaaaaa");
+  const auto what = cacheRefusal("org/m", envOf({{"HF_HUB_CACHE", s.path().string()}}), "aaaaaaa");
   EXPECT_NE(what.find("'aaaaaaa' is a prefix of 2 commits of org/m in the Hugging Face cache (" + a2 + ", " + kCommitA +
                       "): give more of its digits"),
             std::string::npos)
@@ -192,7 +184,7 @@ TEST(HubCache, ALinkToAMissingBlobIsNamed) {
     writeFile(repo / "blobs" / "c0f", "{}");
     fs::create_symlink("../../blobs/c0f", snapshot / "config.json");
     fs::create_symlink("../../blobs/deadbeef", snapshot / "README.md");  // not read: no matter
-    const auto env = fakeEnv({{"HF_HUB_CACHE", s.path().string()}});
+    const auto env = envOf({{"HF_HUB_CACHE", s.path().string()}});
     EXPECT_EQ(io::resolveModelDir("org/m", env), snapshot);
     if (incomplete) writeFile(repo / "blobs" / "5afe.incomplete", "partial");
     fs::create_symlink("../../blobs/5afe", snapshot / "model.safetensors");
@@ -210,20 +202,20 @@ TEST(HubCache, ALinkToAMissingBlobIsNamed) {
 TEST(HubCache, TheOnlySnapshotWithoutARefNeedsARevision) {
   ScratchDir s;
   fs::create_directories(s / "hub" / "models--gpt2" / "snapshots" / kCommitA);
-  const auto env = fakeEnv({{"HF_HOME", s.path().string()}});
+  const auto env = envOf({{"HF_HOME", s.path().string()}});
   EXPECT_NE(cacheRefusal("gpt2", env).find("refs/main: is missing"), std::string::npos);
   EXPECT_EQ(io::resolveModelDir("gpt2", env, kCommitA), s / "hub" / "models--gpt2" / "snapshots" / kCommitA);
 }
 
 TEST(HubCache, ADirectoryIsUsedAsIs) {
   ScratchDir s;
-  EXPECT_EQ(io::resolveModelDir(s.path().string(), fakeEnv({})), s.path());
+  EXPECT_EQ(io::resolveModelDir(s.path().string(), envOf({})), s.path());
 }
 
 TEST(HubCache, MissingModelSaysWhereItLookedAndHowToDownload) {
   ScratchDir s;
   try {
-    io::resolveModelDir("gpt2", fakeEnv({{"HF_HUB_CACHE", s.path().string()}}));
+    io::resolveModelDir("gpt2", envOf({{"HF_HUB_CACHE", s.path().string()}}));
     FAIL();
   } catch (const InputError& e) {
     const std::string msg = e.what();
@@ -234,7 +226,7 @@ TEST(HubCache, MissingModelSaysWhereItLookedAndHowToDownload) {
 
 TEST(HubCache, MissingPathIsNotLookedUpInTheCache) {
   try {
-    io::resolveModelDir("/no/such/dir", fakeEnv({}));
+    io::resolveModelDir("/no/such/dir", envOf({}));
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("model directory does not exist"), std::string::npos);

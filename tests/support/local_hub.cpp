@@ -72,14 +72,6 @@ fs::path hubPython() {
 
 namespace posgeom::testing {
 
-std::function<std::optional<std::string>(const char*)> envOf(std::map<std::string, std::string> vars) {
-  return [vars](const char* key) -> std::optional<std::string> {
-    const auto it = vars.find(key);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
 nlohmann::json oneRepo(const std::string& name, const std::filesystem::path& dir) {
   return {{name, {{"revisions", {{"main", dir.string()}}}}}};
 }

@@ -57,8 +57,6 @@ std::filesystem::path hubPython();
   } while (0)
 
 namespace posgeom::testing {
-// An environment lookup of these variables only (for functions that take one).
-std::function<std::optional<std::string>(const char*)> envOf(std::map<std::string, std::string> vars);
 // The repos of a LocalHub holding one repository `name` with branch main at `dir`.
 nlohmann::json oneRepo(const std::string& name, const std::filesystem::path& dir);
 // The bundled default model's directory: a small complete model with a tokenizer.

@@ -30,6 +30,14 @@ const bool kNeverTheRealHub = [] {
 }();
 }  // namespace
 
+std::function<std::optional<std::string>(const char*)> envOf(std::map<std::string, std::string> vars) {
+  return [vars](const char* key) -> std::optional<std::string> {
+    const auto it = vars.find(key);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
 fs::path hfFixtureDir(const std::string& name) { return fs::path(POSGEOM_SOURCE_DIR) / "tests" / "fixtures" / "hf" / name; }
 
 fs::path editedHfFixture(const fs::path& dir, const std::string& name, const std::function<void(nlohmann::json&)>& edit) {

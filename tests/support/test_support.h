@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,6 +27,8 @@ std::filesystem::path editedHfFixture(const std::filesystem::path& dir, const st
 // else .cache/models/<name> in the checkout. Empty when it is not there (complete).
 std::filesystem::path realModelDir(const std::string& name);
 bool runningInCi();
+// An environment lookup of these variables only (for functions that take one).
+std::function<std::optional<std::string>(const char*)> envOf(std::map<std::string, std::string> vars);
 
 // A fresh directory removed when the object goes out of scope.
 class ScratchDir {

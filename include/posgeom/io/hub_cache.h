@@ -26,6 +26,10 @@ class NotCached : public InputError {
   std::string reason_;
 };
 
+// Untrusted text (from the cache or the hub) for a one-line message: its first
+// `max_chars`, control bytes as '?', "..." where it was cut.
+std::string printableText(const std::string& text, std::size_t max_chars);
+
 // models--<org>--<name>: the repo's folder in the cache.
 std::string hubRepoFolder(const std::string& name);
 
