@@ -44,7 +44,7 @@ inline void addDeviceOptions(CLI::App* sub, runtime::DeviceSpec& device, runtime
   addTypedOption(sub, option::kDevice, device, [](const std::string& s) { return runtime::parseDevice(s); },
                  "cpu, cuda or cuda:N (default cpu)");
   addTypedOption(sub, option::kDtype, dtype, [](const std::string& s) { return runtime::parseComputeDtype(s); },
-                 "compute dtype: float32, bfloat16 or float16 (default float32)");
+                 "compute dtype: float32, bfloat16, float16 or float64 (the exact reference; default float32)");
 }
 
 }  // namespace posgeom::cli

@@ -70,10 +70,15 @@ at::Tensor randomIds(const HiddenStatesRequest& job, int64_t vocab_size) {
   return at::randint(vocab_size, {job.random_batch, job.random_len}, gen, at::TensorOptions().dtype(at::kLong));
 }
 
+// What the outputs are written in: float32, but for a float64 run's (its digits kept).
+at::ScalarType outputDtype(const HiddenStatesRequest& job) {
+  return job.dtype == runtime::ComputeDtype::kFloat64 ? at::kDouble : at::kFloat;
+}
+
 // A NaN or Inf output is no result: the first one found stops the run, nothing written.
 void requireFinite(const at::Tensor& t, const std::string& name, const HiddenStatesRequest& job) {
   if (at::isfinite(t).all().item<bool>()) return;
-  const std::string cause = job.dtype == runtime::ComputeDtype::kFloat32
+  const std::string cause = !runtime::isHalfPrecision(job.dtype)
                                 ? "this model's config or weights make its forward non-finite"
                                 : std::string("in ") + runtime::computeDtypeName(job.dtype) +
                                       "; try --dtype float32, and if it stays, this model's config or weights make its forward non-finite";
@@ -81,12 +86,12 @@ void requireFinite(const at::Tensor& t, const std::string& name, const HiddenSta
 }
 
 // Copies each hidden state of the sequences [from, from + n) into its rows of the whole
-// [B,T,d] float32 output, checking it on the way.
+// [B,T,d] output (float32; float64 in a float64 run), checking it on the way.
 class HiddenCollector final : public LayerObserver {
  public:
   HiddenCollector(const HiddenStatesRequest& job, int64_t layers, int64_t batch, int64_t len, int64_t width, ProgressLine& progress)
       : job_(job), progress_(progress), hidden_(static_cast<size_t>(layers)) {
-    for (auto& h : hidden_) h = at::empty({batch, len, width}, at::kFloat);
+    for (auto& h : hidden_) h = at::empty({batch, len, width}, outputDtype(job));
   }
   void setRows(int64_t from, int64_t n) {
     from_ = from;
@@ -109,8 +114,9 @@ class HiddenCollector final : public LayerObserver {
 
 // No copy: the writer reads the tensor (which the lambda keeps alive) when it writes.
 void addTensor(io::SafetensorsWriter& writer, const std::string& name, const at::Tensor& t) {
-  const auto c = t.to(at::kCPU, at::kFloat).contiguous();
-  writer.addDeferred(name, io::DType::kF32, c.sizes().vec(),
+  const bool wide = t.scalar_type() == at::kDouble;
+  const auto c = t.to(at::kCPU, wide ? at::kDouble : at::kFloat).contiguous();
+  writer.addDeferred(name, wide ? io::DType::kF64 : io::DType::kF32, c.sizes().vec(),
                      [c](std::byte* out) { std::memcpy(out, c.data_ptr(), static_cast<size_t>(c.nbytes())); });
 }
 
@@ -141,7 +147,7 @@ std::string collectHiddenStates(const HiddenStatesRequest& job, io::SafetensorsW
   const auto keep = [&](at::Tensor& whole, const at::Tensor& part, const char* name) {
     if (!part.defined()) return;
     requireFinite(part, name, job);
-    if (!whole.defined()) whole = at::empty({batch, len, part.size(2)}, at::kFloat);
+    if (!whole.defined()) whole = at::empty({batch, len, part.size(2)}, outputDtype(job));
     collector.rows(whole).copy_(part);
   };
   ForwardRequest request;

@@ -14,12 +14,13 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
 }
 
 at::Tensor layerNorm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Numerics& num) {
-  const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, w.to(at::kFloat), b.defined() ? b.to(at::kFloat) : at::Tensor(), eps);
+  const auto wide = num.wide();
+  const auto y = at::layer_norm(x.to(wide), {x.size(-1)}, w.to(wide), b.defined() ? b.to(wide) : at::Tensor(), eps);
   return num.round(y.to(x.scalar_type()));
 }
 
 at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& w, double eps, const Numerics& num) {
-  const auto xf = x.to(at::kFloat);
+  const auto xf = x.to(num.wide());
   const auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return num.round(w * num.round(normed.to(x.scalar_type())));
 }
@@ -80,8 +81,8 @@ at::Tensor attendBlock(const at::Tensor& q, const at::Tensor& k, const at::Tenso
                        int64_t first_query, const KeySpan& span, const AttentionShape& shape, double scale,
                        const Numerics& num) {
   const int64_t keys = k.size(2), batch = q.size(0);
-  auto scores = num.round(at::matmul(q, k.transpose(-1, -2)).mul_(scale)).to(at::kFloat).view({batch, heads, len, keys});
-  if (shape.logit_cap > 0) scores = num.round(at::tanh(scores / shape.logit_cap) * shape.logit_cap).to(at::kFloat);
+  auto scores = num.round(at::matmul(q, k.transpose(-1, -2)).mul_(scale)).to(num.wide()).view({batch, heads, len, keys});
+  if (shape.logit_cap > 0) scores = num.round(at::tanh(scores / shape.logit_cap) * shape.logit_cap).to(num.wide());
   if (shape.bias.defined()) scores.add_(shape.bias.narrow(-2, first_query, len).narrow(-1, span.first, keys));
   const auto opts = at::TensorOptions().dtype(at::kLong).device(q.device());
   if (shape.causal && shape.window > 0) {
@@ -158,7 +159,7 @@ RotaryTables rotaryTables(int64_t seq_len, const std::vector<double>& inverse_fr
   const auto inv_freq = at::tensor(inverse_frequencies, dopt);
   const auto freqs = at::outer(at::arange(seq_len, dopt), inv_freq);
   const auto angles = interleaved ? freqs.repeat_interleave(2, -1) : at::cat({freqs, freqs}, -1);
-  return {num.fit((at::cos(angles) * scale).to(at::kFloat)), num.fit((at::sin(angles) * scale).to(at::kFloat)), interleaved};
+  return {num.fit((at::cos(angles) * scale).to(num.wide())), num.fit((at::sin(angles) * scale).to(num.wide())), interleaved};
 }
 
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {

@@ -46,9 +46,9 @@ class TimedObserver final : public model::LayerObserver {
 // type it is most likely the range; in float32 the model itself (a config value such as a
 // zero RoPE theta or a negative norm epsilon, or weights whose products overflow).
 std::string nonFiniteCause(runtime::ComputeDtype dtype) {
-  if (dtype != runtime::ComputeDtype::kFloat32)
+  if (runtime::isHalfPrecision(dtype))
     return std::string("the run is in ") + runtime::computeDtypeName(dtype) + ": try --dtype float32";
-  return "the run is in float32, so the model's config.json or weights make them (a value such as rms_norm_eps, a RoPE "
+  return std::string("the run is in ") + runtime::computeDtypeName(dtype) + ", so the model's config.json or weights make them (a value such as rms_norm_eps, a RoPE "
          "theta, a soft cap or a scale, or weights whose products overflow)";
 }
 

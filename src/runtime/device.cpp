@@ -14,19 +14,31 @@ ComputeDtype parseComputeDtype(const std::string& name, const std::string& where
   if (name == "float32" || name == "fp32") return ComputeDtype::kFloat32;
   if (name == "bfloat16" || name == "bf16") return ComputeDtype::kBFloat16;
   if (name == "float16" || name == "fp16") return ComputeDtype::kFloat16;
-  throw InputError(where, "'" + name + "' is not a compute dtype (use float32, bfloat16 or float16)");
+  if (name == "float64" || name == "fp64") return ComputeDtype::kFloat64;
+  throw InputError(where, "'" + name + "' is not a compute dtype (use float32, bfloat16, float16 or float64)");
 }
 
 const char* computeDtypeName(ComputeDtype dtype) {
   switch (dtype) {
     case ComputeDtype::kBFloat16: return "bfloat16";
     case ComputeDtype::kFloat16: return "float16";
+    case ComputeDtype::kFloat64: return "float64";
     case ComputeDtype::kFloat32: break;
   }
   return "float32";
 }
 
-int64_t computeBytes(ComputeDtype dtype) { return dtype == ComputeDtype::kFloat32 ? 4 : 2; }
+int64_t computeBytes(ComputeDtype dtype) {
+  switch (dtype) {
+    case ComputeDtype::kBFloat16:
+    case ComputeDtype::kFloat16: return 2;
+    case ComputeDtype::kFloat64: return 8;
+    case ComputeDtype::kFloat32: break;
+  }
+  return 4;
+}
+
+bool isHalfPrecision(ComputeDtype dtype) { return computeBytes(dtype) == 2; }
 
 std::string DeviceSpec::str() const {
   if (kind == Kind::kCpu) return "cpu";
@@ -105,6 +117,7 @@ at::ScalarType torchDtype(ComputeDtype dtype) {
   switch (dtype) {
     case ComputeDtype::kBFloat16: return at::kBFloat16;
     case ComputeDtype::kFloat16: return at::kHalf;
+    case ComputeDtype::kFloat64: return at::kDouble;
     case ComputeDtype::kFloat32: break;
   }
   return at::kFloat;

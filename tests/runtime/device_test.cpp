@@ -35,11 +35,19 @@ TEST(Device, ParsesComputeDtypesAndTheirAliases) {
   EXPECT_STREQ(runtime::computeDtypeName(runtime::ComputeDtype::kBFloat16), "bfloat16");
   EXPECT_EQ(runtime::computeBytes(runtime::ComputeDtype::kFloat32), 4);
   EXPECT_EQ(runtime::computeBytes(runtime::ComputeDtype::kFloat16), 2);
+  EXPECT_EQ(runtime::parseComputeDtype("float64"), runtime::ComputeDtype::kFloat64);
+  EXPECT_EQ(runtime::parseComputeDtype("fp64"), runtime::ComputeDtype::kFloat64);
+  EXPECT_STREQ(runtime::computeDtypeName(runtime::ComputeDtype::kFloat64), "float64");
+  EXPECT_EQ(runtime::computeBytes(runtime::ComputeDtype::kFloat64), 8);
+  EXPECT_TRUE(runtime::isHalfPrecision(runtime::ComputeDtype::kBFloat16));
+  EXPECT_FALSE(runtime::isHalfPrecision(runtime::ComputeDtype::kFloat64));
+  EXPECT_FALSE(runtime::isHalfPrecision(runtime::ComputeDtype::kFloat32));
   EXPECT_THROW(runtime::parseComputeDtype("f8"), InputError);
 }
 
 TEST(Device, TorchTypesMatch) {
   EXPECT_EQ(runtime::torchDtype(runtime::ComputeDtype::kBFloat16), at::kBFloat16);
+  EXPECT_EQ(runtime::torchDtype(runtime::ComputeDtype::kFloat64), at::kDouble);
   EXPECT_EQ(runtime::torchDtype(runtime::ComputeDtype::kFloat16), at::kHalf);
   EXPECT_TRUE(runtime::torchDevice(runtime::DeviceSpec{}).is_cpu());
   EXPECT_EQ(runtime::torchDevice(runtime::parseDevice("cuda:2")).index(), 2);

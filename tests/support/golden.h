@@ -33,6 +33,12 @@ std::vector<GoldenComparison> compareWithGoldenFile(const std::filesystem::path&
 constexpr double kFloat32Tolerance = 1e-4;
 constexpr double kBFloat16Tolerance = 0.1;
 constexpr double kFloat16Tolerance = 0.015;
+// float64 against a float64 reference that transformers computed in float64 throughout: the
+// same arithmetic in another order (worst measured: see README, "Precision"). The other
+// references hold float32 steps (transformers' RMSNorm and rotary tables, float32 softmax)
+// or are stored as float32, and are held to kFloat32Tolerance.
+constexpr double kFloat64Tolerance = 1e-9;
+double float64Tolerance(const std::string& golden);
 
 // One parity check per (fixture, compute dtype, device): each architecture's test file
 // instantiates GoldenParity with its fixtures through goldenCases(). The tolerances are
@@ -49,7 +55,7 @@ struct GoldenCase {
 };
 void PrintTo(const GoldenCase& c, std::ostream* os);
 class GoldenParity : public ::testing::TestWithParam<GoldenCase> {};
-// The fixture under float32, bfloat16 and float16, on each of testDevices().
+// The fixture under float32, bfloat16, float16 and float64, on each of testDevices().
 std::vector<GoldenCase> goldenCases(const std::string& model, const std::string& golden, bool causal = false);
 // The same for a Hugging Face fixture, and for a real checkpoint.
 std::vector<GoldenCase> hfGoldenCases(const std::string& name);

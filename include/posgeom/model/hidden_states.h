@@ -1,6 +1,6 @@
 #pragma once
 // Every hidden state of a model for given ids (and the final norm and logits where the
-// model has them), as float32 tensors in one safetensors file: what `forward` writes.
+// model has them), as float32 tensors (float64 in a float64 run) in one safetensors file: what `forward` writes.
 // Torch-free header.
 #include <cstdint>
 #include <filesystem>
@@ -17,7 +17,7 @@ struct HiddenStatesRequest {
   int64_t random_batch = 0;         // uniform random ids [random_batch, random_len] (--random-ids)
   int64_t random_len = 0;
   uint64_t seed = 0;
-  std::filesystem::path out_path;   // safetensors: float32 hidden.<l>, final_norm, logits
+  std::filesystem::path out_path;   // safetensors: float32 (float64) hidden.<l>, final_norm, logits
   runtime::ComputeDtype dtype = runtime::ComputeDtype::kFloat32;
   runtime::DeviceSpec device;
   bool causal = false;              // force the causal mask on a bidirectional model

@@ -21,6 +21,10 @@ struct Numerics {
   // The same from typed values; checks that this build and machine have the device.
   static Numerics of(runtime::ComputeDtype dtype, const runtime::DeviceSpec& device);
 
+  // What norms, attention scores and rotary tables are computed in: float32 for the half
+  // types and float32 (as transformers upcasts them), float64 in a float64 run, which is
+  // float64 throughout.
+  at::ScalarType wide() const { return dtype == at::kDouble ? at::kDouble : at::kFloat; }
   // Rounds a freshly computed tensor to the storage precision.
   at::Tensor round(const at::Tensor& t) const;
   // Brings a tensor (any dtype/device) to this device and precision.

@@ -6,13 +6,18 @@
 
 namespace posgeom::runtime {
 
-enum class ComputeDtype { kFloat32, kBFloat16, kFloat16 };
+// float64 is the reference: a forward whose hidden states agree with another float64
+// implementation (transformers' .double()) to about 1e-12, where two float32 ones differ in
+// the sixth digit; what the Python package's exact comparisons with the CLI run in.
+enum class ComputeDtype { kFloat32, kBFloat16, kFloat16, kFloat64 };
 
-// float32 | bfloat16 | float16 (fp32, bf16, fp16 too); throws InputError naming `where`.
+// float32 | bfloat16 | float16 | float64 (fp32, bf16, fp16, fp64 too); throws InputError naming `where`.
 ComputeDtype parseComputeDtype(const std::string& name, const std::string& where = "--dtype");
 const char* computeDtypeName(ComputeDtype dtype);
 // Bytes of one stored value of weights and activations.
 int64_t computeBytes(ComputeDtype dtype);
+// bfloat16 and float16: fewer digits than float32 (what a non-finite result is blamed on).
+bool isHalfPrecision(ComputeDtype dtype);
 
 struct DeviceSpec {
   enum class Kind { kCpu, kCuda };

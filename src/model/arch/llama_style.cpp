@@ -293,13 +293,13 @@ at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at
   const auto& num = numerics();
   if (style_.layer_norms || style_.weight_only_layer_norms) return ops::layerNorm(x, w, b, config().norm_eps, num);
   if (style_.plain_layer_norms) {
-    const auto y = at::layer_norm(x.to(at::kFloat), {x.size(-1)}, {}, {}, 1e-5);
+    const auto y = at::layer_norm(x.to(num.wide()), {x.size(-1)}, {}, {}, 1e-5);
     return num.round(y.to(x.scalar_type()));
   }
   if (!style_.gemma_norms && !style_.post_norms && !style_.float32_norm_scale) return ops::rmsNorm(x, w, config().norm_eps, num);
-  const auto xf = x.to(at::kFloat);
+  const auto xf = x.to(num.wide());
   const auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config().norm_eps);
-  const auto scale = style_.gemma_norms ? 1 + w.to(at::kFloat) : w.to(at::kFloat);
+  const auto scale = style_.gemma_norms ? 1 + w.to(num.wide()) : w.to(num.wide());
   return num.round((normed * scale).to(x.scalar_type()));
 }
 
@@ -307,10 +307,11 @@ at::Tensor DecoderModel::norm(const at::Tensor& x, const at::Tensor& w, const at
 // in float32, times that head's weights [H, dh], rounded once (transformers' CohereLayerNorm,
 // and StableLmLayerNormPerHead's bias-free nn.LayerNorm a head).
 at::Tensor DecoderModel::headLayerNorm(const at::Tensor& x, const at::Tensor& w) const {
-  const auto xf = x.to(at::kFloat);
+  const auto wide = numerics().wide();
+  const auto xf = x.to(wide);
   const auto centred = xf - xf.mean(-1, /*keepdim=*/true);
   const auto normed = centred * at::rsqrt(centred.pow(2).mean(-1, /*keepdim=*/true) + config().norm_eps);
-  return numerics().round((w.to(at::kFloat).unsqueeze(1) * normed).to(x.scalar_type()));
+  return numerics().round((w.to(wide).unsqueeze(1) * normed).to(x.scalar_type()));
 }
 
 at::Tensor DecoderModel::attention(const Layer& l, int64_t block, const at::Tensor& a, const BlockContext& context) const {
