@@ -53,7 +53,7 @@ fs::path defaultModelDir() {
   return POSGEOM_DEFAULT_MODEL_DIR;
 }
 
-void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
+ComputedReport runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   pass::AnalyzeOptions o = requested;
   const bool from_activations = !o.activations.empty();
   if (!from_activations && o.model.empty()) {
@@ -75,7 +75,7 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
                                  : runtime::joinRanks(o.dist_init, std::chrono::seconds(o.dist_timeout_s), o.device);
   if (ranks && !ranks->root()) {
     pass::runAnalysis(o, runControl(o, nullptr), ranks);
-    return;
+    return {};
   }
   OutputDirectory output(o.out, !o.resume.empty() ? OutMode::kResume : o.force ? OutMode::kForce : OutMode::kNew);
   pass::AnalysisRun analysis;
@@ -91,9 +91,13 @@ void runAnalyzeJob(const pass::AnalyzeOptions& requested) {
   }
   auto report = analysis.report;
   report.end_device = o.device;  // the end stage where the statistics were gathered
-  writeReport(analysis.state.settings, analysis.layers(), report, output.work(), analysis.head_reports, neuronExtras(analysis));
+  auto computed = computeReport(analysis.state.settings, analysis.layers(), report, std::move(analysis.head_reports));
+  const auto extras = neuronExtras(analysis);
+  writeReportFiles(computed, output.work(), extras);
   output.commit();
   spdlog::info("report in {}", o.out.string());
+  for (const auto& [key, value] : extras.summary.items()) computed.summary[key] = value;  // summary.json's object
+  return computed;
 }
 
 }  // namespace posgeom::jobs

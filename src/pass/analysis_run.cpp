@@ -19,24 +19,13 @@
 #include "posgeom/pass/run_hooks.h"
 #include "posgeom/pass/run_settings.h"
 #include "posgeom/pass/sampled_windows.h"
+#include "posgeom/pass/window_source.h"
 #include "posgeom/runtime/threads.h"
 #include "posgeom/tokenize/token_names.h"
 
 namespace posgeom::pass {
 namespace fs = std::filesystem;
 namespace {
-
-// The tokenizer before the weights: it is small, and a bad one is bad input.
-std::unique_ptr<tokenize::Tokenizer> runTokenizer(const AnalyzeOptions& o, PassPlan& plan) {
-  if (corpus::isGenerated(o.corpus.path) || corpus::isPretokenized(o.corpus.path)) return nullptr;
-  const fs::path from = o.tokenizer.empty() ? plan.model_dir : o.tokenizer;
-  auto tokenizer = tokenize::loadTokenizer(from);
-  if (tokenizer->vocabSize() > plan.config.vocab_size)
-    throw InputError(from.string(), "the tokenizer's " + std::to_string(tokenizer->vocabSize()) +
-                                        " ids do not fit the model's embedding of " + std::to_string(plan.config.vocab_size));
-  if (o.special_tokens) plan.windows.framing = tokenizer->framing();
-  return tokenizer;
-}
 
 // A saved state resumes only the run it was saved by: the model and corpus by content
 // (another path to the same files resumes; other files at the same path do not), and every

@@ -33,8 +33,10 @@ TEST(AnalyzeJob, ActivationsReproduceThePlantedDecomposition) {
   job.skip_first = 1;
   job.report.screenot_k = 10;
   job.out = s / "report";
-  jobs::runAnalyzeJob(job);
+  const auto returned = jobs::runAnalyzeJob(job);
   const auto got = summaryOf(job.out);
+  EXPECT_EQ(returned.summary, got);  // what the Python package's analyze() returns is what was written
+  EXPECT_EQ(returned.layers.size(), got["layers"].size());
   const auto want = io::readJsonFile(sharedDir() / "fixtures/metrics/anova_expected.json");
   ASSERT_EQ(got["layers"].size(), want["layers"].size());
   auto near = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };

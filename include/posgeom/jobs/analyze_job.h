@@ -3,6 +3,7 @@
 // elsewhere) to state.safetensors and the report. Torch-free.
 #include <filesystem>
 
+#include "posgeom/jobs/report_writer.h"
 #include "posgeom/pass/options.h"
 
 namespace posgeom::jobs {
@@ -12,7 +13,8 @@ namespace posgeom::jobs {
 // exactly the numbers of a run never stopped (same threads and device).
 // Without a model (and without activations) the bundled default model is analysed
 // (models/default, or $POSGEOM_DEFAULT_MODEL); without a corpus, kDefaultCorpus.
-void runAnalyzeJob(const pass::AnalyzeOptions& options);
+// Returns what the report holds (empty on a rank other than rank 0 of a distributed run).
+ComputedReport runAnalyzeJob(const pass::AnalyzeOptions& options);
 
 std::filesystem::path defaultModelDir();
 // Present on every Debian system (base-files): the licence texts, one document each.
