@@ -1,0 +1,46 @@
+#pragma once
+// posgeom.Accumulator: batches of hidden states from Python reduced to a state's
+// statistics by the library's accumulator, on the device the tensors are on.
+#include "posgeom/base/torch_boundary.h"
+#include <ATen/ATen.h>
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "posgeom/anova/accumulator.h"
+#include "posgeom/anova/state_file.h"
+#include "posgeom/pass/plan.h"
+
+namespace posgeom::python {
+namespace nb = nanobind;
+
+class PyAccumulator {
+ public:
+  // `hidden_states`: how many hidden states add() takes (0: any number above the largest index).
+  PyAccumulator(anova::AccumulatorOptions options, int64_t seq_len, int64_t dim, int64_t hidden_states,
+                nlohmann::json settings, std::optional<at::Device> device);
+  // add(hidden, batch=None, labels=None, windows=None): see the docstring in bindAccumulator.
+  void add(nb::handle hidden, nb::handle batch, nb::handle labels, nb::handle windows);
+  void merge(const anova::AnalysisState& other);
+  anova::AnalysisState state() const;
+  int64_t windows() const { return windows_; }
+  std::string repr() const;
+
+ private:
+  anova::Accumulator& on(const at::Device& device);
+  anova::AccumulatorOptions options_;
+  int64_t seq_len_, dim_, hidden_states_;
+  nlohmann::json settings_;
+  std::optional<at::Device> device_;
+  std::unique_ptr<anova::Accumulator> accumulator_;
+  int64_t windows_ = 0;
+};
+
+// The accumulator of analyze's plan for these settings (its layers, skip_first, second
+// moment and sample caps): what posgeom.Windows.accumulator() gives.
+PyAccumulator accumulatorFor(const pass::PassPlan& plan, const nlohmann::json& settings, const std::optional<std::string>& device);
+
+}  // namespace posgeom::python

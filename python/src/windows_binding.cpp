@@ -1,0 +1,96 @@
+#include "windows_binding.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <memory>
+
+#include "accumulator_binding.h"
+#include "analyze_options.h"
+#include "bindings.h"
+#include "posgeom/base/error.h"
+#include "posgeom/base/option_names.h"
+#include "posgeom/pass/window_source.h"
+#include "python_values.h"
+
+namespace posgeom::python {
+namespace {
+
+class PyWindows {
+ public:
+  explicit PyWindows(const pass::AnalyzeOptions& options) : options_(options) {
+    if (options.heads)
+      throw InputError("heads", "is analysed from the model's own attention maps: posgeom.analyze(heads=True) runs it");
+    if (!options.activations.empty()) throw InputError("activations", "are hidden states already: give them to an Accumulator, or to posgeom.analyze(activations=...)");
+    source_ = std::make_unique<pass::WindowSource>(options);
+  }
+  WindowBatchData next() {
+    auto batch = source_->next();
+    if (batch.size() == 0) throw nb::stop_iteration();
+    return {std::move(batch.ids), std::move(batch.indices), std::move(batch.labels), source_->plan().pass.seq_len};
+  }
+  const pass::WindowSource& source() const { return *source_; }
+
+ private:
+  pass::AnalyzeOptions options_;
+  std::unique_ptr<pass::WindowSource> source_;
+};
+
+nb::object idsArray(const WindowBatchData& b) {
+  auto* data = new int64_t[b.ids.empty() ? 1 : b.ids.size()];
+  for (std::size_t i = 0; i < b.ids.size(); ++i) data[i] = b.ids[i];
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<int64_t*>(p); });
+  return nb::ndarray<nb::numpy, int64_t>(data, {static_cast<std::size_t>(b.size()), static_cast<std::size_t>(b.seq_len)}, owner).cast();
+}
+
+nb::object indicesArray(const WindowBatchData& b) {
+  auto* data = new int64_t[b.indices.empty() ? 1 : b.indices.size()];
+  std::memcpy(data, b.indices.data(), b.indices.size() * sizeof(int64_t));
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<int64_t*>(p); });
+  return nb::ndarray<nb::numpy, int64_t>(data, {b.indices.size()}, owner).cast();
+}
+
+}  // namespace
+
+void bindWindows(nb::module_& m) {
+  nb::class_<WindowBatchData>(m, "WindowBatch", "One batch of windows, as analyze's pass would run it through the model.")
+      .def_prop_ro("ids", &idsArray, "token ids [batch, T] (int64, numpy), the framing (BOS, [CLS] ... [SEP]) included")
+      .def_prop_ro("indices", &indicesArray, "each window's index in the run")
+      .def_ro("labels", &WindowBatchData::labels, "each window's document")
+      .def("__len__", &WindowBatchData::size);
+
+  nb::class_<PyWindows>(m, "Windows",
+                        "The windows `posgeom analyze` reads for the same options (model, corpus, seq_len, num_seqs, sampling, "
+                        "seed, shard, batch_size, ...), in batches: iterate it, run each batch's ids through the model, and add "
+                        "the hidden states to windows.accumulator().")
+      .def(
+          "__init__", [](PyWindows* self, const nb::kwargs& kwargs) { new (self) PyWindows(analyzeOptionsOf(kwargs)); },
+          nb::sig("def __init__(self, **options: object) -> None"),
+          "Keyword arguments are analyze's options, '-' written '_' (model=, corpus=, seq_len=, ...).")
+      .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__next__", &PyWindows::next)
+      .def_prop_ro("settings", [](const PyWindows& w) { return nb::cast<nb::dict>(toPython(w.source().settings())); },
+                   "what analyze's state records for these options")
+      .def_prop_ro("num_positions", [](const PyWindows& w) { return w.source().plan().pass.seq_len; }, "tokens per window (T)")
+      .def_prop_ro("dim", [](const PyWindows& w) { return w.source().plan().config.hidden_size; }, "the model's hidden width (d)")
+      .def_prop_ro("layers",
+                   [](const PyWindows& w) {
+                     const auto& layers = w.source().plan().pass.accumulator.layers;
+                     return std::vector<int64_t>(layers.begin(), layers.end());
+                   },
+                   "the hidden-state indices analyze accumulates")
+      .def_prop_ro("model_dir", [](const PyWindows& w) { return w.source().plan().model_dir.string(); },
+                   "the model's directory (a hub name resolved into the cache)")
+      .def(
+          "accumulator",
+          [](const PyWindows& w, std::optional<std::string> device) {
+            return accumulatorFor(w.source().plan(), w.source().settings(), device);
+          },
+          nb::kw_only(), nb::arg("device") = nb::none(),
+          "An Accumulator with analyze's settings for these windows: its state merges with analyze's shards.");
+}
+
+}  // namespace posgeom::python

@@ -1,0 +1,192 @@
+"""posgeom.Accumulator on its own: what it takes, where it reduces, what it refuses."""
+
+import numpy as np
+import pytest
+import torch
+
+import posgeom
+from posgeom import _core
+
+
+def hidden(batch=3, positions=8, dim=4, layers=2, dtype=torch.float64, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(batch, positions, dim, dtype=dtype, generator=generator) for _ in range(layers)]
+
+
+def test_a_torch_tensor_is_read_where_it_is():
+    t = torch.randn(4, 8, 16)
+    assert _core._view_address(t) == t.data_ptr()
+    strided = torch.randn(8, 4, 16).transpose(0, 1)  # not contiguous: read through its strides
+    assert not strided.is_contiguous()
+    assert _core._view_address(strided) == strided.data_ptr()
+    assert _core._view_address(t[1:]) == t[1:].data_ptr()
+    array = np.ones((2, 8, 4))
+    assert _core._view_address(array) == array.ctypes.data
+
+
+def test_a_strided_view_gives_the_statistics_of_its_copy():
+    strided = torch.randn(8, 3, 4, dtype=torch.float64).transpose(0, 1)
+    a, b = posgeom.Accumulator(8, 4), posgeom.Accumulator(8, 4)
+    a.add(strided)
+    b.add(strided.contiguous())
+    np.testing.assert_array_equal(a.state().statistics(0)["position_sum"], b.state().statistics(0)["position_sum"])
+
+
+def test_the_sums_are_those_of_the_definition():
+    layers = hidden(batch=5, positions=8, dim=4, layers=2)
+    accumulator = posgeom.Accumulator(8, 4, layers=2, skip_first=1)
+    accumulator.add(layers[:])  # a list: one [batch, T, d] per hidden state
+    state = accumulator.state()
+    assert state.windows == 5 and state.layers == [0, 1]
+    for index, h in enumerate(layers):
+        h = h[:, 1:].numpy()  # the first position skipped
+        stats = state.statistics(index)
+        np.testing.assert_allclose(stats["position_sum"], h.sum(axis=0), rtol=1e-12)
+        flat = h.reshape(-1, 4)
+        np.testing.assert_allclose(stats["second_moment"], flat.T @ flat, rtol=1e-12)
+        means = h.mean(axis=1)
+        np.testing.assert_allclose(stats["context_second_moment"], means.T @ means, rtol=1e-12)
+        assert stats["norm_sum"] == pytest.approx(np.linalg.norm(h, axis=-1).sum(), rel=1e-12)
+
+
+def test_one_array_of_every_layer_and_a_list_give_the_same_state():
+    layers = hidden(layers=3)
+    a, b, c = (posgeom.Accumulator(8, 4, layers=3) for _ in range(3))
+    a.add(torch.stack(layers))
+    b.add(tuple(layers))
+    c.add(np.stack([h.numpy() for h in layers]))
+    for layer in range(3):
+        sums = [x.state().statistics(layer)["position_sum"] for x in (a, b, c)]
+        np.testing.assert_array_equal(sums[0], sums[1])
+        np.testing.assert_array_equal(sums[0], sums[2])
+
+
+def test_listed_layers_are_the_only_ones_kept():
+    accumulator = posgeom.Accumulator(8, 4, layers=[1, 3])
+    accumulator.add(hidden(layers=4))
+    assert accumulator.state().layers == [1, 3]
+
+
+def test_float32_and_half_types_are_read_as_they_are():
+    # A batch is summed in float32 (float64 for float64 input), and batches add up in float64.
+    h = hidden(layers=1, dtype=torch.float64)[0]
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        accumulator = posgeom.Accumulator(8, 4)
+        accumulator.add(h.to(dtype))
+        expected = h.to(dtype).double()[:, 1:].sum(0).numpy()
+        np.testing.assert_allclose(accumulator.state().statistics(0)["position_sum"], expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: [torch.zeros(2, 7, 4)] * 2, "hidden: hidden state 0 is [2, 7, 4]; this accumulator takes [batch, 8, 4]"),
+        (lambda: torch.zeros(2, 8, 4), "hidden: is one hidden state [batch, T, d]; this accumulator takes 2"),
+        (lambda: torch.zeros(2, 8, 4, dtype=torch.int64), "hidden: holds int64 values"),
+        (lambda: torch.zeros(2, 8, 4, requires_grad=True), "hidden: requires grad"),
+        (lambda: "hidden states", "hidden: is a str"),
+        (lambda: torch.zeros(8, 4), "hidden: has shape [8, 4]"),
+        (lambda: [torch.zeros(2, 8, 4)] * 3, "hidden: gives 3 hidden states; this accumulator takes 2"),
+    ],
+)
+def test_bad_hidden_states_are_one_clear_value_error(make, message):
+    accumulator = posgeom.Accumulator(8, 4, layers=2)
+    with pytest.raises(ValueError) as raised:
+        accumulator.add(make())
+    assert str(raised.value).startswith(message), str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert accumulator.windows == 0
+
+
+def test_nan_is_refused_and_named():
+    h = hidden(layers=2)
+    h[1][0, 3, 2] = float("nan")
+    accumulator = posgeom.Accumulator(8, 4, layers=2)
+    with pytest.raises(ValueError, match="hidden: hidden state 1 holds NaN or Inf"):
+        accumulator.add(h)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        ((0, 4), {}, "num_positions: must be positive"),
+        ((8, 4), {"layers": 0}, "layers: must be positive"),
+        ((8, 4), {"layers": "all"}, "layers: must be a count or a list"),
+        ((8, 4), {"skip_first": 8}, "skip_first: leaves no positions"),
+        ((8, 4), {"shard": "2/2"}, "shard:"),
+        ((8, 4), {"device": "gpu"}, "device: 'gpu' is not a device"),
+    ],
+)
+def test_bad_settings_are_refused_before_any_work(args, kwargs, message):
+    with pytest.raises(ValueError) as raised:
+        posgeom.Accumulator(*args, **kwargs)
+    assert str(raised.value).startswith(message), str(raised.value)
+
+
+def test_an_empty_accumulator_has_no_state():
+    with pytest.raises(ValueError, match="holds no windows yet"):
+        posgeom.Accumulator(8, 4).state()
+
+
+def test_two_accumulators_of_one_run_merge_only_as_shards():
+    h = hidden(layers=1)
+    whole = posgeom.Accumulator(8, 4)
+    whole.add(h)
+    again = posgeom.Accumulator(8, 4)
+    again.add(h)
+    with pytest.raises(ValueError, match="again"):
+        whole.merge(again)  # two whole runs: every window would count twice
+    first, second = posgeom.Accumulator(8, 4, shard="0/2"), posgeom.Accumulator(8, 4, shard="1/2")
+    first.add([h[0][:2]], windows=[0, 2])
+    second.add([h[0][2:]], windows=[1])
+    first.merge(second)
+    np.testing.assert_allclose(first.state().statistics(0)["position_sum"], whole.state().statistics(0)["position_sum"], rtol=1e-12)
+    assert first.windows == 3
+
+
+def test_other_settings_do_not_merge():
+    a, b = posgeom.Accumulator(8, 4, shard="0/2"), posgeom.Accumulator(8, 4, shard="1/2", skip_first=2)
+    a.add(hidden(layers=1))
+    b.add(hidden(layers=1))
+    with pytest.raises(ValueError, match="skip_first"):
+        a.merge(b)
+
+
+def test_save_replaces_nothing_it_did_not_write(tmp_path):
+    accumulator = posgeom.Accumulator(8, 4)
+    accumulator.add(hidden(layers=1))
+    path = tmp_path / "state.safetensors"
+    accumulator.save(path)
+    loaded = posgeom.load(path)
+    np.testing.assert_array_equal(loaded.statistics(0)["position_sum"], accumulator.state().statistics(0)["position_sum"])
+    with pytest.raises(ValueError, match="exists; pass overwrite=True"):
+        accumulator.save(path)
+    accumulator.save(path, overwrite=True)  # a posgeom state: replaced when asked
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    with pytest.raises(ValueError, match="is not a posgeom state; not replaced"):
+        accumulator.save(notes, overwrite=True)
+    assert notes.read_text() == "my notes"
+
+
+def test_load_names_the_file_it_cannot_read(tmp_path):
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not a state")
+    with pytest.raises(ValueError, match=str(bad)):
+        posgeom.load(bad)
+
+
+if torch.cuda.is_available():
+
+    def test_cuda_tensors_are_reduced_on_their_device():
+        h = [t.cuda() for t in hidden(layers=2)]
+        accumulator = posgeom.Accumulator(8, 4, layers=2)
+        assert _core._view_address(h[0]) == h[0].data_ptr()
+        accumulator.add(h)
+        assert "on cuda:0" in repr(accumulator)
+        on_cpu = posgeom.Accumulator(8, 4, layers=2)
+        on_cpu.add([t.cpu() for t in h])
+        np.testing.assert_allclose(accumulator.state().statistics(1)["second_moment"],
+                                   on_cpu.state().statistics(1)["second_moment"], rtol=1e-12)
+        with pytest.raises(ValueError, match="this accumulator reduces on cuda:0"):
+            accumulator.add([t.cpu() for t in h])
