@@ -174,5 +174,5 @@ class Windows:
 
 def analyze(**options: object) -> Results:
     """
-    Runs `posgeom analyze` with these options (its names, '-' written '_': model=, corpus=, layer=, seq_len=, num_seqs=, heads=, device=, dtype=, shard=, ...) and returns its posgeom.Results. With out=, the report directory is written there as the CLI writes it (force=True replaces an old report); without, nothing is kept.
+    Runs `posgeom analyze` with these options (its names, '-' written '_': model=, corpus=, layer=, seq_len=, num_seqs=, heads=, device=, dtype=, shard=, ...) and returns its posgeom.Results. With out=, the report directory is written there as the CLI writes it (force=True replaces an old report); without, nothing is kept. One process, unless dist_init='env' (or a tcp:// address) makes it a rank of a distributed run. Ctrl-C stops the pass at its next batch (KeyboardInterrupt; with out=, resume with resume=out).
     """

@@ -67,7 +67,8 @@ PyAccumulator::PyAccumulator(anova::AccumulatorOptions options, int64_t seq_len,
 }
 
 anova::Accumulator& PyAccumulator::on(const at::Device& device) {
-  if (!device_) device_ = device;
+  // "cuda" (no index) is whichever GPU the first batch is on.
+  if (!device_ || (device_->is_cuda() && !device_->has_index() && device.is_cuda())) device_ = device;
   if (*device_ != device)
     throw InputError("hidden", "is on " + device.str() + "; this accumulator reduces on " + device_->str() +
                                    " (one device per accumulator: merge accumulators of different devices)");
@@ -75,9 +76,27 @@ anova::Accumulator& PyAccumulator::on(const at::Device& device) {
   return *accumulator_;
 }
 
+void PyAccumulator::requireUsable() const {
+  if (!refused_.empty())
+    throw InputError("Accumulator", "holds part of a refused batch (" + refused_ + "): its sums are no run's; start a new one");
+}
+
+namespace {
+
+template <typename T>
+std::vector<T> listArgument(nb::handle value, const char* name, const char* of) {
+  std::vector<T> out;
+  if (!nb::try_cast(value, out)) throw InputError(name, "must be a sequence of " + std::string(of) + ", not " + typeName(value));
+  return out;
+}
+
+}  // namespace
+
 void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_arg, nb::handle windows_arg) {
-  auto views = hiddenViews(hidden, hidden_states_);
+  requireUsable();
   const int64_t largest = *options_.layers.rbegin();
+  // One [batch, T, d]: when the accumulator takes hidden state 0 alone.
+  auto views = hiddenViews(hidden, hidden_states_ > 0 ? hidden_states_ : largest + 1);
   const auto given = static_cast<int64_t>(views.size());
   if (hidden_states_ > 0 ? given != hidden_states_ : given <= largest)
     throw InputError("hidden", "gives " + std::to_string(given) + " hidden states; this accumulator takes " +
@@ -97,39 +116,56 @@ void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_a
   std::vector<std::string> labels;
   at::Tensor ids;
   if (!batch.is_none()) {
+    if (!nb::isinstance<WindowBatchData>(batch)) throw InputError("batch", "must be a posgeom.WindowBatch, not " + typeName(batch));
     const auto& wb = nb::cast<const WindowBatchData&>(batch);
+    if (wb.seq_len != seq_len_)
+      throw InputError("batch", "holds windows of " + std::to_string(wb.seq_len) + " tokens; this accumulator takes " + std::to_string(seq_len_));
     if (wb.size() != b)
       throw InputError("batch", "holds " + std::to_string(wb.size()) + " windows; the hidden states hold " + std::to_string(b));
     windows = wb.indices;
     labels = wb.labels;
     ids = at::tensor(std::vector<int64_t>(wb.ids.begin(), wb.ids.end())).view({b, seq_len_});
   }
-  if (!windows_arg.is_none()) windows = nb::cast<std::vector<int64_t>>(windows_arg);
-  if (!labels_arg.is_none()) labels = nb::cast<std::vector<std::string>>(labels_arg);
+  if (!windows_arg.is_none()) windows = listArgument<int64_t>(windows_arg, "windows", "window indices");
+  if (!labels_arg.is_none()) labels = listArgument<std::string>(labels_arg, "labels", "strings");
+  // Shard i of n holds windows i, i + n, i + 2n, ...: indices that merge with the other shards'.
   if (windows.empty())
-    for (int64_t i = 0; i < b; ++i) windows.push_back(windows_ + i);
+    for (int64_t i = 0; i < b; ++i) windows.push_back(shard_.index + shard_.count * (windows_ + i));
   if (labels.empty()) labels.assign(static_cast<std::size_t>(b), "");
   if (static_cast<int64_t>(windows.size()) != b) throw InputError("windows", "gives " + std::to_string(windows.size()) + " windows for a batch of " + std::to_string(b));
   if (static_cast<int64_t>(labels.size()) != b) throw InputError("labels", "gives " + std::to_string(labels.size()) + " labels for a batch of " + std::to_string(b));
 
   auto& acc = on(first.device());
   std::optional<int64_t> bad;
-  {
+  try {
     nb::gil_scoped_release released;
     acc.beginBatch(windows, labels, ids.defined() ? ids.to(first.device()) : ids);
-    for (const auto layer : options_.layers)
-      if (layer < given) acc.onHidden(layer, views[static_cast<std::size_t>(layer)].tensor);
+    // Every hidden state up to the last accumulated one, in order, as a model's forward
+    // gives them: the cosine with the previous layer is with hidden state l - 1.
+    for (int64_t l = 0; l <= largest; ++l) acc.onHidden(l, views[static_cast<std::size_t>(l)].tensor);
     bad = acc.firstNonFinite();
     acc.suspendBatch();  // holds views of the caller's tensors: let them go
+  } catch (const std::exception& e) {
+    refused_ = e.what();
+    accumulator_->suspendBatch();
+    throw;
   }
-  if (bad) throw InputError("hidden", "hidden state " + std::to_string(*bad) + " holds NaN or Inf (or values whose squares overflow); this batch is not counted, but the accumulator's sums now hold it: start a new one");
+  if (bad) {
+    refused_ = "hidden state " + std::to_string(*bad) + " held NaN or Inf";
+    throw InputError("hidden", "hidden state " + std::to_string(*bad) + " holds NaN or Inf (or values whose squares overflow); "
+                               "the accumulator's sums hold part of this batch now: start a new one");
+  }
   windows_ += b;
 }
 
 anova::AnalysisState PyAccumulator::state() const {
+  requireUsable();
   anova::AnalysisState s;
   s.settings = settings_;
-  s.settings["data"] = {{"windows", windows_}, {"complete", true}, {"fed_from", "python"}};
+  // Complete: every window of its source added (a Windows iterated to its end), or the
+  // caller's own windows, which are all it was given.
+  const bool complete = !source_exhausted_ || *source_exhausted_;
+  s.settings["data"] = {{"windows", windows_}, {"complete", complete}, {"fed_from", "python"}};
   s.windows = windows_;
   if (accumulator_) s.layers = accumulator_->statistics();
   if (s.layers.empty()) throw InputError("Accumulator", "holds no windows yet: add() hidden states first");
@@ -137,12 +173,19 @@ anova::AnalysisState PyAccumulator::state() const {
 }
 
 void PyAccumulator::merge(const anova::AnalysisState& other) {
-  const auto mine = state();
-  auto merged = anova::mergeStates({{"this accumulator", mine}, {"the other", other}}, options_.caps, /*partial=*/true);
-  const auto device = device_.value_or(at::Device(at::kCPU));
-  accumulator_.reset();
-  auto& acc = on(device);
-  acc.restore(merged.layers, "merge");
+  requireUsable();
+  anova::AnalysisState merged;
+  if (windows_ == 0) {  // nothing here yet: the other's statistics as they are
+    if (const auto d = anova::settingsDifference(settings_, other.settings, "this accumulator", "the other"); !d.empty())
+      throw InputError("merge", "the other comes from another run: " + d);
+    merged = other;
+  } else {
+    merged = anova::mergeStates({{"this accumulator", state()}, {"the other", other}}, options_.caps, /*partial=*/true);
+  }
+  if (!device_) device_ = at::Device(at::kCPU);
+  auto fresh = std::make_unique<anova::Accumulator>(options_, seq_len_, dim_, *device_);
+  fresh->restore(merged.layers, "merge");  // before anything here changes: a refusal leaves this accumulator as it was
+  accumulator_ = std::move(fresh);
   windows_ = merged.windows;
   settings_ = merged.settings;
   settings_.erase("data");
@@ -186,11 +229,13 @@ std::optional<at::Device> deviceArgument(const std::optional<std::string>& devic
 
 }  // namespace
 
-PyAccumulator accumulatorFor(const pass::PassPlan& plan, const nlohmann::json& settings, const std::optional<std::string>& device) {
+PyAccumulator accumulatorFor(const pass::PassPlan& plan, const nlohmann::json& settings, const std::optional<std::string>& device,
+                             std::shared_ptr<const bool> exhausted) {
   auto options = plan.pass.accumulator;
-  options.attention_inputs = false;
-  options.layer_cosines = false;
-  return PyAccumulator(options, plan.pass.seq_len, plan.config.hidden_size, 0, settings, deviceArgument(device));
+  options.attention_inputs = false;  // Windows refuses heads
+  PyAccumulator accumulator(options, plan.pass.seq_len, plan.config.hidden_size, 0, settings, deviceArgument(device));
+  accumulator.setSource(plan.shard, std::move(exhausted));
+  return accumulator;
 }
 
 void bindAccumulator(nb::module_& m) {
@@ -214,8 +259,10 @@ void bindAccumulator(nb::module_& m) {
                                        {"seq_len", num_positions},    {"skip_first", skip_first},
                                        {"dim", dim},                  {"layer_selection", indices},
                                        {"second_moment", second_moment}};
-            settings["shard"] = pass::parseShard(shard.value_or("0/1"), "shard").str();
+            const auto part = pass::parseShard(shard.value_or("0/1"), "shard");
+            settings["shard"] = part.str();
             new (self) PyAccumulator(options, num_positions, dim, count, settings, deviceArgument(device));
+            self->setSource(part, nullptr);
           },
           nb::arg("num_positions"), nb::arg("dim"), nb::arg("layers") = 1, nb::kw_only(), nb::arg("skip_first") = 1,
           nb::arg("second_moment") = true, nb::arg("device") = nb::none(), nb::arg("shard") = nb::none(),

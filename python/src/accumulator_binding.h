@@ -28,19 +28,31 @@ class PyAccumulator {
   anova::AnalysisState state() const;
   int64_t windows() const { return windows_; }
   std::string repr() const;
+  // The shard its windows are of (default indices: shard.index + shard.count * k), and,
+  // for one made by Windows.accumulator(), whether that Windows has given its last batch.
+  void setSource(pass::Shard shard, std::shared_ptr<const bool> exhausted) {
+    shard_ = shard;
+    source_exhausted_ = std::move(exhausted);
+  }
 
  private:
   anova::Accumulator& on(const at::Device& device);
+  // InputError once a batch was refused part-way (NaN, or an error inside the reduction).
+  void requireUsable() const;
   anova::AccumulatorOptions options_;
   int64_t seq_len_, dim_, hidden_states_;
   nlohmann::json settings_;
   std::optional<at::Device> device_;
   std::unique_ptr<anova::Accumulator> accumulator_;
   int64_t windows_ = 0;
+  pass::Shard shard_;
+  std::shared_ptr<const bool> source_exhausted_;
+  std::string refused_;  // why a batch was refused part-way; empty: usable
 };
 
 // The accumulator of analyze's plan for these settings (its layers, skip_first, second
 // moment and sample caps): what posgeom.Windows.accumulator() gives.
-PyAccumulator accumulatorFor(const pass::PassPlan& plan, const nlohmann::json& settings, const std::optional<std::string>& device);
+PyAccumulator accumulatorFor(const pass::PassPlan& plan, const nlohmann::json& settings, const std::optional<std::string>& device,
+                             std::shared_ptr<const bool> exhausted);
 
 }  // namespace posgeom::python

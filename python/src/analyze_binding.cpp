@@ -41,12 +41,19 @@ void bindAnalyze(nb::module_& m) {
   m.def(
       "analyze",
       [](const nb::kwargs& kwargs) {
-        auto options = analyzeOptionsOf(kwargs, {"out", "force"});
+        auto options = analyzeOptionsOf(kwargs, {"out", "force", "dist_init", "resume"});
+        if (kwargs.contains("resume") && !kwargs["resume"].is_none()) options.resume = textArgument(kwargs["resume"], "resume");
+        if (!options.resume.empty() && kwargs.contains("out") && !kwargs["out"].is_none() &&
+            fs::path(textArgument(kwargs["out"], "out")) != options.resume)
+          throw InputError("resume", "continues in its own directory; leave out out= or give the same one");
+        // One process, even inside a torchrun or srun script (RANK and WORLD_SIZE set for
+        // the caller's own use); dist_init="env" makes this call one rank of a distributed run.
+        options.dist_init = kwargs.contains("dist_init") && !kwargs["dist_init"].is_none() ? textArgument(kwargs["dist_init"], "dist_init") : "none";
         if (kwargs.contains("force") && !kwargs["force"].is_none()) options.force = boolArgument(kwargs["force"], "force");
-        const bool keep = kwargs.contains("out") && !kwargs["out"].is_none();
+        const bool keep = (kwargs.contains("out") && !kwargs["out"].is_none()) || !options.resume.empty();
         std::unique_ptr<TemporaryDirectory> scratch;
         if (keep) {
-          options.out = textArgument(kwargs["out"], "out");
+          options.out = options.resume.empty() ? fs::path(textArgument(kwargs["out"], "out")) : options.resume;
         } else {
           scratch = std::make_unique<TemporaryDirectory>();
           options.out = scratch->path() / "report";
@@ -57,7 +64,9 @@ void bindAnalyze(nb::module_& m) {
       nb::sig("def analyze(**options: object) -> Results"),
       "Runs `posgeom analyze` with these options (its names, '-' written '_': model=, corpus=, layer=, seq_len=, num_seqs=, "
       "heads=, device=, dtype=, shard=, ...) and returns its posgeom.Results. With out=, the report directory is written "
-      "there as the CLI writes it (force=True replaces an old report); without, nothing is kept.");
+      "there as the CLI writes it (force=True replaces an old report); without, nothing is kept. One process, unless "
+      "dist_init='env' (or a tcp:// address) makes it a rank of a distributed run. Ctrl-C stops the pass at its next "
+      "batch (KeyboardInterrupt; with out=, resume with resume=out).");
 }
 
 }  // namespace posgeom::python

@@ -43,6 +43,8 @@ NB_MODULE(_core, m) {
       std::rethrow_exception(p);
     } catch (const posgeom::InputError& e) {
       PyErr_SetString(PyExc_ValueError, pythonSpelling(e.what()).c_str());
+    } catch (const posgeom::RunStopped& e) {  // Ctrl-C (SIGINT) or SIGTERM during analyze's pass
+      PyErr_SetString(PyExc_KeyboardInterrupt, pythonSpelling(e.what()).c_str());
     }
   });
   posgeom::python::bindState(m);

@@ -52,6 +52,8 @@ nb::dict arraysOf(const metrics::LayerMetrics& l) {
 pass::ReportOptions reportOptions(std::optional<int> screenot_k, std::optional<int> lowfreq_k, std::optional<std::string> strategy,
                                   const anova::AnalysisState& state) {
   pass::ReportOptions report;
+  for (const auto& [given, name] : {std::pair{screenot_k, "screenot_k"}, std::pair{lowfreq_k, "lowfreq_k"}})
+    if (given && *given < 1) throw InputError(name, "must be a whole number >= 1 (got " + std::to_string(*given) + ")");
   if (screenot_k) report.screenot_k = *screenot_k, report.screenot_k_given = true;
   if (lowfreq_k) report.lowfreq_k = *lowfreq_k;
   if (strategy) report.screenot_strategy = metrics::parseScreeNotStrategy(*strategy);

@@ -20,7 +20,7 @@ void saveStateFile(const anova::AnalysisState& state, const fs::path& path, bool
     if (!fs::is_regular_file(status)) throw InputError(path.string(), "is not a regular file; not replaced");
     try {
       (void)anova::StateReader(path);
-    } catch (const InputError&) {
+    } catch (const std::exception&) {
       throw InputError(path.string(), "is not a posgeom state; not replaced");
     }
   }
@@ -82,7 +82,17 @@ void bindState(nb::module_& m) {
       });
 
   m.def(
-      "load", [](const fs::path& path) { return anova::loadState(path); }, nb::arg("path"),
+      "load",
+      [](const fs::path& path) {
+        try {
+          return anova::loadState(path);
+        } catch (const InputError&) {
+          throw;
+        } catch (const std::exception& e) {  // a safetensors file whose settings are not a state's
+          throw InputError(path.string(), std::string("is not a posgeom state (") + e.what() + ")");
+        }
+      },
+      nb::arg("path"),
       "Reads a state.safetensors written by `posgeom analyze`, `merge` or State.save.");
   m.def(
       "merge",

@@ -29,14 +29,19 @@ class PyWindows {
   }
   WindowBatchData next() {
     auto batch = source_->next();
-    if (batch.size() == 0) throw nb::stop_iteration();
+    if (batch.size() == 0) {
+      *exhausted_ = true;
+      throw nb::stop_iteration();
+    }
     return {std::move(batch.ids), std::move(batch.indices), std::move(batch.labels), source_->plan().pass.seq_len};
   }
   const pass::WindowSource& source() const { return *source_; }
+  std::shared_ptr<const bool> exhausted() const { return exhausted_; }
 
  private:
   pass::AnalyzeOptions options_;
   std::unique_ptr<pass::WindowSource> source_;
+  std::shared_ptr<bool> exhausted_ = std::make_shared<bool>(false);
 };
 
 nb::object idsArray(const WindowBatchData& b) {
@@ -87,7 +92,7 @@ void bindWindows(nb::module_& m) {
       .def(
           "accumulator",
           [](const PyWindows& w, std::optional<std::string> device) {
-            return accumulatorFor(w.source().plan(), w.source().settings(), device);
+            return accumulatorFor(w.source().plan(), w.source().settings(), device, w.exhausted());
           },
           nb::kw_only(), nb::arg("device") = nb::none(),
           "An Accumulator with analyze's settings for these windows: its state merges with analyze's shards.");

@@ -98,12 +98,37 @@ def test_bad_hidden_states_are_one_clear_value_error(make, message):
     assert accumulator.windows == 0
 
 
-def test_nan_is_refused_and_named():
-    h = hidden(layers=2)
-    h[1][0, 3, 2] = float("nan")
-    accumulator = posgeom.Accumulator(8, 4, layers=2)
-    with pytest.raises(ValueError, match="hidden: hidden state 1 holds NaN or Inf"):
+def test_nan_is_refused_named_and_poisons_nothing_silently(tmp_path):
+    h = hidden(layers=3)
+    h[2][0, 3, 2] = float("nan")
+    accumulator = posgeom.Accumulator(8, 4, layers=[0, 2])
+    accumulator.add(hidden(layers=3, seed=1))
+    with pytest.raises(ValueError, match="hidden: hidden state 2 holds NaN or Inf"):
         accumulator.add(h)
+    # part of the batch is in the sums now: nothing more comes out of it
+    for use in (lambda: accumulator.state(), lambda: accumulator.save(tmp_path / "s.safetensors"),
+                lambda: accumulator.add(hidden(layers=3))):
+        with pytest.raises(ValueError, match="holds part of a refused batch"):
+            use()
+    assert not (tmp_path / "s.safetensors").exists()
+
+
+def test_one_hidden_state_for_an_accumulator_of_hidden_state_0():
+    accumulator = posgeom.Accumulator(8, 4, layers=[0])
+    accumulator.add(hidden(layers=1)[0])
+    assert accumulator.state().layers == [0]
+
+
+def test_bad_batch_windows_and_labels_are_value_errors():
+    accumulator = posgeom.Accumulator(8, 4)
+    h = hidden(layers=1)[0]
+    for kwargs, message in [({"batch": [1, 2, 3]}, "batch: must be a posgeom.WindowBatch, not list"),
+                            ({"windows": "abc"}, "windows: must be a sequence of window indices, not str"),
+                            ({"labels": [1, 2, 3]}, "labels: must be a sequence of strings, not list"),
+                            ({"windows": [0, 1]}, "windows: gives 2 windows for a batch of 3")]:
+        with pytest.raises(ValueError) as raised:
+            accumulator.add(h, **kwargs)
+        assert str(raised.value).startswith(message), str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -137,11 +162,17 @@ def test_two_accumulators_of_one_run_merge_only_as_shards():
     with pytest.raises(ValueError, match="again"):
         whole.merge(again)  # two whole runs: every window would count twice
     first, second = posgeom.Accumulator(8, 4, shard="0/2"), posgeom.Accumulator(8, 4, shard="1/2")
-    first.add([h[0][:2]], windows=[0, 2])
-    second.add([h[0][2:]], windows=[1])
+    first.add([h[0][[0, 2]]])  # shard 0/2's windows are 0, 2, ... unless windows= says otherwise
+    second.add([h[0][[1]]])
     first.merge(second)
-    np.testing.assert_allclose(first.state().statistics(0)["position_sum"], whole.state().statistics(0)["position_sum"], rtol=1e-12)
+    merged = first.state().statistics(0)
+    np.testing.assert_allclose(merged["position_sum"], whole.state().statistics(0)["position_sum"], rtol=1e-12)
+    assert merged["context_windows"] == [0, 1, 2]
+    np.testing.assert_allclose(merged["context_means"], whole.state().statistics(0)["context_means"], rtol=1e-12)
     assert first.windows == 3
+    total = posgeom.Accumulator(8, 4)  # an empty accumulator takes a state as it is
+    total.merge(first)
+    np.testing.assert_array_equal(total.state().statistics(0)["position_sum"], merged["position_sum"])
 
 
 def test_other_settings_do_not_merge():
@@ -190,3 +221,6 @@ if torch.cuda.is_available():
                                    on_cpu.state().statistics(1)["second_moment"], rtol=1e-12)
         with pytest.raises(ValueError, match="this accumulator reduces on cuda:0"):
             accumulator.add([t.cpu() for t in h])
+        named = posgeom.Accumulator(8, 4, layers=2, device="cuda")  # "cuda": the GPU of the first batch
+        named.add(h)
+        assert "on cuda:0" in repr(named)

@@ -34,9 +34,22 @@ def test_transformers_hidden_states_give_analyzes_statistics(family, shared, cor
     with open(tmp_path / "cli" / "summary.json") as f:
         assert_same_numbers(comparable(posgeom.metrics(state).summary), comparable(json.load(f)))
 
+def test_a_layer_selection_is_analyzes(shared, corpus, cli, tmp_path):
+    # Every hidden state up to the last selected one passes through: the cosine with the
+    # previous layer of hidden state 3 is with hidden state 2, selected or not.
+    directory = model_dir(shared, "tiny-gpt2")
+    state = accumulate("tiny-gpt2", directory, corpus=corpus, layer=[1, 3], **WINDOWS).state()
+    run_cli(cli, "analyze", *cli_options(directory, corpus), "--layer", "1,3", "--out", str(tmp_path / "cli"))
+    reference = posgeom.load(tmp_path / "cli" / "state.safetensors")
+    assert state.layers == [1, 3]
+    assert reference.statistics(3)["previous_cosine_sum"] != 0
+    assert_same_statistics(state, reference)
+
+
 def test_a_state_saved_from_python_merges_with_a_cli_shard(shared, corpus, cli, tmp_path):
     directory = model_dir(shared, "tiny-gpt2")
     accumulate("tiny-gpt2", directory, corpus=corpus, shard="1/2", **WINDOWS).save(tmp_path / "python-1of2.safetensors")
+    assert posgeom.load(tmp_path / "python-1of2.safetensors").settings["data"]["complete"]
     run_cli(cli, "analyze", *cli_options(directory, corpus, shard="0/2"), "--out", str(tmp_path / "cli-0of2"))
     run_cli(cli, "merge", str(tmp_path / "cli-0of2" / "state.safetensors"), str(tmp_path / "python-1of2.safetensors"),
             "--out", str(tmp_path / "merged"))

@@ -64,6 +64,25 @@ def test_report_writes_a_state_and_its_report_once(shared, corpus, tmp_path):
         posgeom.report({}, tmp_path / "other")
 
 
+def test_a_state_of_windows_left_unread_is_incomplete(shared, corpus):
+    windows = posgeom.Windows(model=model_dir(shared, "tiny-gpt2"), corpus=corpus, **OPTIONS)
+    accumulator = windows.accumulator()
+    batch = next(windows)
+    accumulator.add(np.zeros((5, len(batch), 16, 64)) + 1.0, batch=batch)
+    assert not accumulator.state().settings["data"]["complete"]  # posgeom merge wants --partial for it
+    for batch in windows:
+        accumulator.add(np.zeros((5, len(batch), 16, 64)) + 1.0, batch=batch)
+    assert accumulator.state().settings["data"]["complete"]
+
+
+def test_metrics_options_are_checked(shared, corpus):
+    accumulator = posgeom.Accumulator(8, 4)
+    accumulator.add(np.random.default_rng(0).standard_normal((3, 8, 4)))
+    with pytest.raises(ValueError, match=r"lowfreq_k: must be a whole number >= 1 \(got 0\)"):
+        posgeom.metrics(accumulator.state(), lowfreq_k=0)
+    assert posgeom.metrics(accumulator.state(), screenot_k=1).summary["report"]["screenot_k"] == 1
+
+
 def test_windows_are_analyzes_and_name_their_settings(shared, corpus):
     windows = posgeom.Windows(model=model_dir(shared, "tiny-gpt2"), corpus=corpus, **OPTIONS)
     assert (windows.num_positions, windows.dim, windows.layers) == (16, 64, [0, 1, 2, 3])
