@@ -51,14 +51,14 @@ class Accumulator:
     Reduces batches of hidden states to a state's statistics (float64 sums, on the tensors' device) and drops each batch: the accumulator of `posgeom analyze`, fed from Python.
     """
 
-    def __init__(self, num_positions: int, dim: int, layers: int | Sequence[int] = 1, *, skip_first: int = 1, second_moment: bool = True, device: str | None = None, shard: str | None = None) -> None:
+    def __init__(self, num_positions: int, dim: int, layers: int | Sequence[int] = 1, *, skip_first: int = 1, second_moment: bool = True, device: str | None = None, shard: str | None = None, attention_inputs: bool = False) -> None:
         """
-        num_positions: tokens per window (T); dim: the hidden width (d); layers: how many hidden states add() takes (all accumulated), or a list of the hidden-state indices to accumulate. skip_first: positions dropped from every statistic (the first attends only to itself). device: where the sums are (default: the first batch's device). shard: 'i/n' when this accumulator holds one of n disjoint parts of the windows, so that the states merge.
+        num_positions: tokens per window (T); dim: the hidden width (d); layers: how many hidden states add() takes (all accumulated), or a list of the hidden-state indices to accumulate. skip_first: positions dropped from every statistic (the first attends only to itself). device: where the sums are (default: the first batch's device). shard: 'i/n' when this accumulator holds one of n disjoint parts of the windows, so that the states merge. attention_inputs: keep each block's attention inputs too (add(..., attention_inputs=...)), for posgeom.heads.
         """
 
-    def add(self, hidden: object, *, batch: WindowBatch | None = None, labels: Sequence[str] | None = None, windows: Sequence[int] | None = None) -> None:
+    def add(self, hidden: object, *, batch: WindowBatch | None = None, labels: Sequence[str] | None = None, windows: Sequence[int] | None = None, attention_inputs: object | None = None) -> None:
         """
-        Adds one batch. hidden: a sequence of [batch, T, d] by hidden-state index (output_hidden_states), an [L, batch, T, d] array, or one [batch, T, d]; torch tensors (CPU or CUDA) or numpy arrays, read where they are without a copy. batch: the posgeom.WindowBatch the hidden states are of (its window indices, document labels and ids). labels, windows: each window's document and index, without a batch (default: no label, consecutive indices).
+        Adds one batch. hidden: a sequence of [batch, T, d] by hidden-state index (output_hidden_states), an [L, batch, T, d] array, or one [batch, T, d]; torch tensors (CPU or CUDA) or numpy arrays, read where they are without a copy. batch: the posgeom.WindowBatch the hidden states are of (its window indices, document labels and ids). labels, windows: each window's document and index, without a batch (default: no label, consecutive indices). attention_inputs: with attention_inputs=True, block b's attention input after its norm, [batch, T, d] by block.
         """
 
     def merge(self, other: Accumulator | State) -> None:
@@ -175,4 +175,9 @@ class Windows:
 def analyze(**options: object) -> Results:
     """
     Runs `posgeom analyze` with these options (its names, '-' written '_': model=, corpus=, layer=, seq_len=, num_seqs=, heads=, device=, dtype=, shard=, ...) and returns its posgeom.Results. With out=, the report directory is written there as the CLI writes it (force=True replaces an old report); without, nothing is kept. One process, unless dist_init='env' (or a tcp:// address) makes it a rank of a distributed run. Ctrl-C stops the pass at its next batch (KeyboardInterrupt; with out=, resume with resume=out).
+    """
+
+def heads(state: State, block: int, q_weight: object, k_weight: object, *, q_bias: object | None = None, k_bias: object | None = None, causal: bool = True, scale: float | None = None, rope_theta: float | None = None, rotary_dims: int | None = None, rope_interleaved: bool = False, alibi_slopes: Sequence[float] | None = None, kernel_skip: int = 5, query: str = 'sampled') -> list[dict]:
+    """
+    The positional kernel, ETC, window, class, QK decomposition and sparsity of every head of one block (0-based: it reads hidden state `block`), as `analyze --heads` reports them: from the attention inputs the state accumulated for that block, and the block's query and key maps, [heads, head_dim, d] each (k_weight may have fewer heads: grouped queries), with their biases [heads, head_dim]. scale: the logits' (default 1/sqrt(head_dim)); rope_theta and rotary_dims: plain RoPE on the first rotary_dims of each head (rotate-half pairs, or interleaved); alibi_slopes: one per head. Returns summary.json's row of each head, with its ETC curve, its kernel's last row (profile) and a thumbnail of its kernel as numpy arrays.
     """

@@ -27,27 +27,27 @@ std::string shapeText(const at::Tensor& t) {
 
 // The hidden states of one add(): a sequence of [B, T, d] by hidden-state index (what
 // transformers' output_hidden_states gives), one [L, B, T, d] array, or one [B, T, d].
-std::vector<TensorView> hiddenViews(nb::handle hidden, int64_t expected) {
+std::vector<TensorView> hiddenViews(nb::handle hidden, int64_t expected, const std::string& name = "hidden") {
   std::vector<TensorView> views;
   if (nb::isinstance<nb::list>(hidden) || nb::isinstance<nb::tuple>(hidden)) {
     std::size_t i = 0;
     for (nb::handle item : hidden) {
-      views.push_back(tensorView(item, "hidden[" + std::to_string(i) + "]"));
+      views.push_back(tensorView(item, name + "[" + std::to_string(i) + "]"));
       if (views.back().tensor.dim() != 3)
-        throw InputError("hidden[" + std::to_string(i) + "]", "has shape " + shapeText(views.back().tensor) + ": each hidden state is [batch, T, d]");
+        throw InputError(name + "[" + std::to_string(i) + "]", "has shape " + shapeText(views.back().tensor) + ": each hidden state is [batch, T, d]");
       ++i;
     }
     return views;
   }
-  auto view = tensorView(hidden, "hidden");
+  auto view = tensorView(hidden, name);
   if (view.tensor.dim() == 4) {
     for (int64_t l = 0; l < view.tensor.size(0); ++l) views.push_back({view.array, view.tensor[l]});
     return views;
   }
   if (view.tensor.dim() != 3)
-    throw InputError("hidden", "has shape " + shapeText(view.tensor) + ": give [batch, T, d], [L, batch, T, d] or a sequence of [batch, T, d]");
+    throw InputError(name, "has shape " + shapeText(view.tensor) + ": give [batch, T, d], [L, batch, T, d] or a sequence of [batch, T, d]");
   if (expected != 1)
-    throw InputError("hidden", "is one hidden state [batch, T, d]; this accumulator takes " + std::to_string(expected) +
+    throw InputError(name, "is one hidden state [batch, T, d]; this accumulator takes " + std::to_string(expected) +
                                    " (give [L, batch, T, d] or a sequence of them)");
   views.push_back(std::move(view));
   return views;
@@ -92,7 +92,8 @@ std::vector<T> listArgument(nb::handle value, const char* name, const char* of) 
 
 }  // namespace
 
-void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_arg, nb::handle windows_arg) {
+void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_arg, nb::handle windows_arg,
+                        nb::handle attention_arg) {
   requireUsable();
   const int64_t largest = *options_.layers.rbegin();
   // One [batch, T, d]: when the accumulator takes hidden state 0 alone.
@@ -109,6 +110,22 @@ void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_a
       throw InputError("hidden", "hidden state " + std::to_string(l) + " is " + shapeText(t) + "; this accumulator takes [batch, " +
                                      std::to_string(seq_len_) + ", " + std::to_string(dim_) + "] (the same batch in every one)");
     if (t.device() != first.device()) throw InputError("hidden", "hidden states on more than one device");
+  }
+  // Block b's attention input (after its norm), for every block whose output is accumulated.
+  std::vector<TensorView> attention;
+  if (!attention_arg.is_none()) {
+    if (!options_.attention_inputs)
+      throw InputError("attention_inputs", "are kept by an accumulator made with attention_inputs=True (or from Windows(heads=True))");
+    attention = hiddenViews(attention_arg, 1, "attention_inputs");
+    if (static_cast<int64_t>(attention.size()) < largest)
+      throw InputError("attention_inputs", "gives " + std::to_string(attention.size()) + " blocks' inputs; this accumulator takes blocks 0.." +
+                                               std::to_string(largest - 1));
+    for (std::size_t i = 0; i < attention.size(); ++i)
+      if (attention[i].tensor.sizes() != first.sizes() || attention[i].tensor.device() != first.device())
+        throw InputError("attention_inputs", "block " + std::to_string(i) + "'s input is " + shapeText(attention[i].tensor) +
+                                                 "; it must be the hidden states' shape " + shapeText(first) + ", on their device");
+  } else if (options_.attention_inputs) {
+    throw InputError("attention_inputs", "are needed: this accumulator keeps each block's attention inputs (for posgeom.heads)");
   }
   if (b == 0) return;
 
@@ -142,7 +159,10 @@ void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_a
     acc.beginBatch(windows, labels, ids.defined() ? ids.to(first.device()) : ids);
     // Every hidden state up to the last accumulated one, in order, as a model's forward
     // gives them: the cosine with the previous layer is with hidden state l - 1.
-    for (int64_t l = 0; l <= largest; ++l) acc.onHidden(l, views[static_cast<std::size_t>(l)].tensor);
+    for (int64_t l = 0; l <= largest; ++l) {
+      acc.onHidden(l, views[static_cast<std::size_t>(l)].tensor);
+      if (l < static_cast<int64_t>(attention.size())) acc.onAttentionInput(l, attention[static_cast<std::size_t>(l)].tensor);
+    }
     bad = acc.firstNonFinite();
     acc.suspendBatch();  // holds views of the caller's tensors: let them go
   } catch (const std::exception& e) {
@@ -232,7 +252,6 @@ std::optional<at::Device> deviceArgument(const std::optional<std::string>& devic
 PyAccumulator accumulatorFor(const pass::PassPlan& plan, const nlohmann::json& settings, const std::optional<std::string>& device,
                              std::shared_ptr<const bool> exhausted) {
   auto options = plan.pass.accumulator;
-  options.attention_inputs = false;  // Windows refuses heads
   PyAccumulator accumulator(options, plan.pass.seq_len, plan.config.hidden_size, 0, settings, deviceArgument(device));
   accumulator.setSource(plan.shard, std::move(exhausted));
   return accumulator;
@@ -249,16 +268,17 @@ void bindAccumulator(nb::module_& m) {
       .def(
           "__init__",
           [](PyAccumulator* self, int64_t num_positions, int64_t dim, nb::handle layers, int64_t skip_first, bool second_moment,
-             std::optional<std::string> device, std::optional<std::string> shard) {
+             std::optional<std::string> device, std::optional<std::string> shard, bool attention_inputs) {
             auto [indices, count] = layersOf(layers);
             anova::AccumulatorOptions options;
             options.layers = indices;
             options.skip_first = skip_first;
             options.second_moment = second_moment;
+            options.attention_inputs = attention_inputs;
             nlohmann::json settings = {{"tool", "posgeom"},           {"source", "python"},
                                        {"seq_len", num_positions},    {"skip_first", skip_first},
                                        {"dim", dim},                  {"layer_selection", indices},
-                                       {"second_moment", second_moment}};
+                                       {"second_moment", second_moment}, {"attention_inputs", attention_inputs}};
             const auto part = pass::parseShard(shard.value_or("0/1"), "shard");
             settings["shard"] = part.str();
             new (self) PyAccumulator(options, num_positions, dim, count, settings, deviceArgument(device));
@@ -266,20 +286,24 @@ void bindAccumulator(nb::module_& m) {
           },
           nb::arg("num_positions"), nb::arg("dim"), nb::arg("layers") = 1, nb::kw_only(), nb::arg("skip_first") = 1,
           nb::arg("second_moment") = true, nb::arg("device") = nb::none(), nb::arg("shard") = nb::none(),
+          nb::arg("attention_inputs") = false,
           nb::sig("def __init__(self, num_positions: int, dim: int, layers: int | Sequence[int] = 1, *, skip_first: int = 1, "
-                  "second_moment: bool = True, device: str | None = None, shard: str | None = None) -> None"),
+                  "second_moment: bool = True, device: str | None = None, shard: str | None = None, "
+                  "attention_inputs: bool = False) -> None"),
           "num_positions: tokens per window (T); dim: the hidden width (d); layers: how many hidden states add() takes "
           "(all accumulated), or a list of the hidden-state indices to accumulate. skip_first: positions dropped from every "
           "statistic (the first attends only to itself). device: where the sums are (default: the first batch's device). "
-          "shard: 'i/n' when this accumulator holds one of n disjoint parts of the windows, so that the states merge.")
+          "shard: 'i/n' when this accumulator holds one of n disjoint parts of the windows, so that the states merge. "
+          "attention_inputs: keep each block's attention inputs too (add(..., attention_inputs=...)), for posgeom.heads.")
       .def("add", &PyAccumulator::add, nb::arg("hidden"), nb::kw_only(), nb::arg("batch") = nb::none(),
-           nb::arg("labels") = nb::none(), nb::arg("windows") = nb::none(),
+           nb::arg("labels") = nb::none(), nb::arg("windows") = nb::none(), nb::arg("attention_inputs") = nb::none(),
            nb::sig("def add(self, hidden: object, *, batch: WindowBatch | None = None, labels: Sequence[str] | None = None, "
-                   "windows: Sequence[int] | None = None) -> None"),
+                   "windows: Sequence[int] | None = None, attention_inputs: object | None = None) -> None"),
            "Adds one batch. hidden: a sequence of [batch, T, d] by hidden-state index (output_hidden_states), an [L, batch, T, "
            "d] array, or one [batch, T, d]; torch tensors (CPU or CUDA) or numpy arrays, read where they are without a copy. "
            "batch: the posgeom.WindowBatch the hidden states are of (its window indices, document labels and ids). "
-           "labels, windows: each window's document and index, without a batch (default: no label, consecutive indices).")
+           "labels, windows: each window's document and index, without a batch (default: no label, consecutive indices). "
+           "attention_inputs: with attention_inputs=True, block b's attention input after its norm, [batch, T, d] by block.")
       .def("merge",
            [](PyAccumulator& self, nb::handle other) {
              if (nb::isinstance<PyAccumulator>(other)) return self.merge(nb::cast<const PyAccumulator&>(other).state());

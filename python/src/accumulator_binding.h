@@ -22,8 +22,8 @@ class PyAccumulator {
   // `hidden_states`: how many hidden states add() takes (0: any number above the largest index).
   PyAccumulator(anova::AccumulatorOptions options, int64_t seq_len, int64_t dim, int64_t hidden_states,
                 nlohmann::json settings, std::optional<at::Device> device);
-  // add(hidden, batch=None, labels=None, windows=None): see the docstring in bindAccumulator.
-  void add(nb::handle hidden, nb::handle batch, nb::handle labels, nb::handle windows);
+  // add(hidden, batch=None, labels=None, windows=None, attention_inputs=None): see the docstring in bindAccumulator.
+  void add(nb::handle hidden, nb::handle batch, nb::handle labels, nb::handle windows, nb::handle attention_inputs);
   void merge(const anova::AnalysisState& other);
   anova::AnalysisState state() const;
   int64_t windows() const { return windows_; }

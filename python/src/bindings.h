@@ -10,5 +10,6 @@ void bindAccumulator(nb::module_& m);  // Accumulator
 void bindResults(nb::module_& m);      // Results, metrics, report
 void bindWindows(nb::module_& m);      // Windows, WindowBatch
 void bindAnalyze(nb::module_& m);      // analyze
+void bindHeads(nb::module_& m);        // heads
 
 }  // namespace posgeom::python

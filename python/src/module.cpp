@@ -52,4 +52,5 @@ NB_MODULE(_core, m) {
   posgeom::python::bindResults(m);
   posgeom::python::bindWindows(m);
   posgeom::python::bindAnalyze(m);
+  posgeom::python::bindHeads(m);
 }

@@ -22,8 +22,6 @@ namespace {
 class PyWindows {
  public:
   explicit PyWindows(const pass::AnalyzeOptions& options) : options_(options) {
-    if (options.heads)
-      throw InputError("heads", "is analysed from the model's own attention maps: posgeom.analyze(heads=True) runs it");
     if (!options.activations.empty()) throw InputError("activations", "are hidden states already: give them to an Accumulator, or to posgeom.analyze(activations=...)");
     source_ = std::make_unique<pass::WindowSource>(options);
   }

@@ -104,7 +104,7 @@ def test_windows_are_analyzes_and_name_their_settings(shared, corpus):
         ({"special_tokens": 1}, "special_tokens: must be True or False, not int"),
         ({"dtype": "float8"}, "dtype: 'float8' is not a compute dtype"),
         ({"shard": "3/2"}, "shard:"),
-        ({"heads": True}, "heads: is analysed from the model's own attention maps"),
+
     ],
 )
 def test_bad_options_are_one_value_error_before_the_model_loads(kwargs, message, corpus, tmp_path):
