@@ -8,9 +8,30 @@ report of `posgeom analyze`. See docs/python.md.
 
 # The extension links the LibTorch of the torch it was built with: that torch is imported
 # first, so the process holds one LibTorch, and a torch of another build is said at once.
+import sys as _sys
+
 import torch as _torch
 
-from . import _core
+
+def _load_core():
+    # nnsight, imported first, mounts a `save` method on every object; nanobind, defining
+    # posgeom's own `save` methods, would take that one for an overload of theirs and abort
+    # the process. The mount is lifted while the extension loads, then put back.
+    nnsight = _sys.modules.get("nnsight")
+    mounted = nnsight is not None and "save" in vars(object)
+    if mounted:
+        from nnsight._c import mount, unmount
+
+        unmount("save")
+    try:
+        from . import _core
+    finally:
+        if mounted:
+            mount(nnsight.save, "save")
+    return _core
+
+
+_core = _load_core()
 
 if _torch.__version__ != _core.built_with_torch():
     raise ImportError(
@@ -31,6 +52,7 @@ from ._core import (  # noqa: E402
     merge,
     metrics,
     report,
+    set_log_level,
 )
 
 __version__ = _core.__version__
@@ -46,4 +68,5 @@ __all__ = [
     "merge",
     "metrics",
     "report",
+    "set_log_level",
 ]

@@ -7,6 +7,11 @@ def built_with_torch() -> str:
     The torch version the extension was built against (torch.__version__ must equal it).
     """
 
+def set_log_level(level: str) -> None:
+    """
+    posgeom's own log lines, on standard error: 'warning' (the default), 'info' (the CLI's progress), 'debug', 'off'.
+    """
+
 class State:
     """
     The statistics of an analysis: what state.safetensors holds, and what `posgeom merge` reads.
@@ -133,9 +138,11 @@ class WindowBatch:
 
     def __len__(self) -> int: ...
 
+    def __repr__(self) -> str: ...
+
 class Windows:
     """
-    The windows `posgeom analyze` reads for the same options (model, corpus, seq_len, num_seqs, sampling, seed, shard, batch_size, ...), in batches: iterate it, run each batch's ids through the model, and add the hidden states to windows.accumulator().
+    The windows `posgeom analyze` reads for the same options (model, corpus, seq_len, num_seqs, sampling, seed, shard, batch_size, ...), in batches: iterate it, run each batch's ids through the model, and add the hidden states to windows.accumulator(). It is read once, as analyze reads its corpus.
     """
 
     def __init__(self, **options: object) -> None:
@@ -146,6 +153,8 @@ class Windows:
     def __iter__(self) -> object: ...
 
     def __next__(self) -> WindowBatch: ...
+
+    def __repr__(self) -> str: ...
 
     @property
     def settings(self) -> dict:

@@ -10,6 +10,8 @@
 #include "bindings.h"
 #include "posgeom/anova/state_merge.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
+#include "posgeom/base/process_memory.h"
 #include "posgeom/pass/options.h"
 #include "python_values.h"
 #include "state_binding.h"
@@ -59,10 +61,17 @@ PyAccumulator::PyAccumulator(anova::AccumulatorOptions options, int64_t seq_len,
                              nlohmann::json settings, std::optional<at::Device> device)
     : options_(std::move(options)), seq_len_(seq_len), dim_(dim), hidden_states_(hidden_states),
       settings_(std::move(settings)), device_(device) {
-  if (seq_len_ <= 0) throw InputError("num_positions", "must be positive, not " + std::to_string(seq_len_));
+  if (seq_len_ < 2) throw InputError("num_positions", "must be a whole number >= 2 (got " + std::to_string(seq_len_) + ")");
   if (dim_ <= 0) throw InputError("dim", "must be positive, not " + std::to_string(dim_));
-  if (options_.skip_first < 0 || options_.skip_first >= seq_len_)
-    throw InputError("skip_first", "leaves no positions of the " + std::to_string(seq_len_));
+  if (options_.skip_first < 0) throw InputError("skip_first", "must be 0 or more, not " + std::to_string(options_.skip_first));
+  if (options_.skip_first >= seq_len_) throw InputError("skip_first", "leaves no positions of the " + std::to_string(seq_len_));
+  // The second moments (two d x d float64 matrices a layer) before anything is allocated.
+  const double bytes = 16.0 * static_cast<double>(dim_) * static_cast<double>(dim_) * static_cast<double>(options_.layers.size());
+  const auto available = availableHostMemory();
+  if (options_.second_moment && available && bytes > static_cast<double>(*available))
+    throw InputError("dim", std::to_string(dim_) + " needs " + log::number("%.1f", bytes / (1 << 30)) + " GiB of second moments for " +
+                                std::to_string(options_.layers.size()) + " hidden states, more than this machine has free; "
+                                "pass second_moment=False, or fewer layers");
   if (options_.layers.empty()) throw InputError("layers", "names no hidden state");
 }
 
@@ -144,6 +153,14 @@ void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_a
     ids = at::tensor(std::vector<int64_t>(wb.ids.begin(), wb.ids.end())).view({b, seq_len_});
   }
   if (!windows_arg.is_none()) windows = listArgument<int64_t>(windows_arg, "windows", "window indices");
+  if (merged_)
+    throw InputError("Accumulator", "holds merged statistics, whose windows are not in order: add to a new accumulator and merge it");
+  // Each window once, in the order a run reads them: an index already added would count twice.
+  for (std::size_t i = 0; i < windows.size(); ++i)
+    if (windows[i] < 0 || windows[i] <= (i ? windows[i - 1] : last_window_))
+      throw InputError("windows", "window " + std::to_string(windows[i]) + " comes after window " +
+                                      std::to_string(i ? windows[i - 1] : last_window_) +
+                                      ": windows are added once each, in increasing order, from 0");
   if (!labels_arg.is_none()) labels = listArgument<std::string>(labels_arg, "labels", "strings");
   // Shard i of n holds windows i, i + n, i + 2n, ...: indices that merge with the other shards'.
   if (windows.empty())
@@ -176,6 +193,7 @@ void PyAccumulator::add(nb::handle hidden, nb::handle batch, nb::handle labels_a
                                "the accumulator's sums hold part of this batch now: start a new one");
   }
   windows_ += b;
+  last_window_ = windows.back();
 }
 
 anova::AnalysisState PyAccumulator::state() const {
@@ -209,9 +227,11 @@ void PyAccumulator::merge(const anova::AnalysisState& other) {
   windows_ = merged.windows;
   settings_ = merged.settings;
   settings_.erase("data");
+  merged_ = true;
 }
 
 std::string PyAccumulator::repr() const {
+  if (!refused_.empty()) return "<posgeom.Accumulator: unusable, a batch was refused part-way (" + refused_ + ")>";
   return "<posgeom.Accumulator: " + std::to_string(windows_) + " windows of " + std::to_string(seq_len_) + " positions, d = " +
          std::to_string(dim_) + ", " + std::to_string(options_.layers.size()) + " hidden states" +
          (device_ ? ", on " + device_->str() : std::string()) + ">";
@@ -240,11 +260,15 @@ std::pair<std::set<int64_t>, int64_t> layersOf(nb::handle layers) {
 
 std::optional<at::Device> deviceArgument(const std::optional<std::string>& device) {
   if (!device) return std::nullopt;
+  std::optional<at::Device> parsed;
   try {
-    return at::Device(*device);
+    parsed = at::Device(*device);
   } catch (const std::exception&) {
-    throw InputError("device", "'" + *device + "' is not a device (cpu, cuda, cuda:N)");
   }
+  if (!parsed || !(parsed->is_cpu() || parsed->is_cuda()))
+    throw InputError("device", "'" + *device + "' is not a device (cpu, cuda, cuda:N)");
+  if (parsed->is_cuda() && !at::hasCUDA()) throw InputError("device", "'" + *device + "': this machine has no CUDA GPU");
+  return parsed;
 }
 
 }  // namespace

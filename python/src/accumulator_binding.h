@@ -45,6 +45,8 @@ class PyAccumulator {
   std::optional<at::Device> device_;
   std::unique_ptr<anova::Accumulator> accumulator_;
   int64_t windows_ = 0;
+  int64_t last_window_ = -1;  // the largest window index added
+  bool merged_ = false;       // holds another's statistics: no more batches
   pass::Shard shard_;
   std::shared_ptr<const bool> source_exhausted_;
   std::string refused_;  // why a batch was refused part-way; empty: usable

@@ -58,8 +58,14 @@ void bindAnalyze(nb::module_& m) {
           scratch = std::make_unique<TemporaryDirectory>();
           options.out = scratch->path() / "report";
         }
+        if (options.force && !keep) throw InputError("force", "replaces the report in out=: give out= too");
         nb::gil_scoped_release released;
-        return jobs::runAnalyzeJob(options);
+        try {
+          return jobs::runAnalyzeJob(options);
+        } catch (const RunStopped& e) {
+          if (keep) throw;
+          throw RunStopped("stopped; nothing was kept (with out=, a stopped run can be resumed)", e.exitCode());
+        }
       },
       nb::sig("def analyze(**options: object) -> Results"),
       "Runs `posgeom analyze` with these options (its names, '-' written '_': model=, corpus=, layer=, seq_len=, num_seqs=, "

@@ -8,6 +8,7 @@
 
 #include "bindings.h"
 #include "posgeom/base/error.h"
+#include "posgeom/base/log.h"
 
 namespace {
 
@@ -47,6 +48,16 @@ NB_MODULE(_core, m) {
       PyErr_SetString(PyExc_KeyboardInterrupt, pythonSpelling(e.what()).c_str());
     }
   });
+  // posgeom's log (spdlog's default logger): warnings and errors only, unless asked;
+  // a notebook has no use for the CLI's progress lines.
+  posgeom::log::setLevel("warning");
+  m.def(
+      "set_log_level",
+      [](const std::string& level) {
+        if (!posgeom::log::setLevel(level))
+          throw posgeom::InputError("level", "'" + level + "' is not a log level (trace, debug, info, warning, error, off)");
+      },
+      nb::arg("level"), "posgeom's own log lines, on standard error: 'warning' (the default), 'info' (the CLI's progress), 'debug', 'off'.");
   posgeom::python::bindState(m);
   posgeom::python::bindAccumulator(m);
   posgeom::python::bindResults(m);

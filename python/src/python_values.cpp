@@ -60,7 +60,9 @@ std::string typeName(nb::handle value) { return nb::cast<std::string>(nb::handle
 int64_t integerArgument(nb::handle value, const std::string& where) {
   if (nb::isinstance<nb::bool_>(value) || !nb::isinstance<nb::int_>(value))
     throw InputError(where, "must be an integer, not " + typeName(value));
-  return nb::cast<int64_t>(value);
+  int64_t out = 0;
+  if (!nb::try_cast(value, out)) throw InputError(where, "is too large (" + nb::cast<std::string>(nb::str(value)) + ")");
+  return out;
 }
 
 bool boolArgument(nb::handle value, const std::string& where) {

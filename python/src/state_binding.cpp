@@ -13,6 +13,7 @@ namespace posgeom::python {
 namespace fs = std::filesystem;
 
 void saveStateFile(const anova::AnalysisState& state, const fs::path& path, bool overwrite) {
+  if (path.empty()) throw InputError("path", "is empty: give the file to write");
   std::error_code ec;
   const auto status = fs::symlink_status(path, ec);
   if (fs::exists(status)) {
@@ -97,6 +98,7 @@ void bindState(nb::module_& m) {
   m.def(
       "merge",
       [](const std::vector<const anova::AnalysisState*>& states, bool partial) {
+        if (states.empty()) throw InputError("states", "is empty: give the states of a run's shards");
         std::vector<anova::NamedState> named;
         for (std::size_t i = 0; i < states.size(); ++i) named.push_back({"state " + std::to_string(i), *states[i]});
         return anova::mergeStates(named, anova::SampleCaps{}, partial);

@@ -63,18 +63,28 @@ void bindWindows(nb::module_& m) {
       .def_prop_ro("ids", &idsArray, "token ids [batch, T] (int64, numpy), the framing (BOS, [CLS] ... [SEP]) included")
       .def_prop_ro("indices", &indicesArray, "each window's index in the run")
       .def_ro("labels", &WindowBatchData::labels, "each window's document")
-      .def("__len__", &WindowBatchData::size);
+      .def("__len__", &WindowBatchData::size)
+      .def("__repr__", [](const WindowBatchData& b) {
+        return "<posgeom.WindowBatch: " + std::to_string(b.size()) + " windows of " + std::to_string(b.seq_len) + " tokens, from window " +
+               (b.indices.empty() ? std::string("-") : std::to_string(b.indices.front())) + ">";
+      });
 
   nb::class_<PyWindows>(m, "Windows",
                         "The windows `posgeom analyze` reads for the same options (model, corpus, seq_len, num_seqs, sampling, "
                         "seed, shard, batch_size, ...), in batches: iterate it, run each batch's ids through the model, and add "
-                        "the hidden states to windows.accumulator().")
+                        "the hidden states to windows.accumulator(). It is read once, as analyze reads its corpus.")
       .def(
           "__init__", [](PyWindows* self, const nb::kwargs& kwargs) { new (self) PyWindows(analyzeOptionsOf(kwargs)); },
           nb::sig("def __init__(self, **options: object) -> None"),
           "Keyword arguments are analyze's options, '-' written '_' (model=, corpus=, seq_len=, ...).")
       .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__next__", &PyWindows::next)
+      .def("__repr__",
+           [](const PyWindows& w) {
+             const auto& plan = w.source().plan();
+             return "<posgeom.Windows: " + std::to_string(plan.pass.seq_len) + " tokens each, batches of " +
+                    std::to_string(plan.pass.batch_size) + ", shard " + plan.shard.str() + (*w.exhausted() ? ", all read" : "") + ">";
+           })
       .def_prop_ro("settings", [](const PyWindows& w) { return nb::cast<nb::dict>(toPython(w.source().settings())); },
                    "what analyze's state records for these options")
       .def_prop_ro("num_positions", [](const PyWindows& w) { return w.source().plan().pass.seq_len; }, "tokens per window (T)")

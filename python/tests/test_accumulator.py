@@ -24,6 +24,24 @@ def test_a_torch_tensor_is_read_where_it_is():
     assert _core._view_address(array) == array.ctypes.data
 
 
+def test_a_reversed_view_is_read_as_its_copy():
+    array = np.random.default_rng(0).standard_normal((2, 8, 4))
+    a, b = posgeom.Accumulator(8, 4), posgeom.Accumulator(8, 4)
+    a.add(np.flip(array, axis=1))
+    b.add(np.ascontiguousarray(np.flip(array, axis=1)))
+    np.testing.assert_array_equal(a.state().statistics(0)["position_sum"], b.state().statistics(0)["position_sum"])
+
+
+def test_nnsight_imported_first_leaves_both_working():
+    # nnsight mounts a save() on every object; posgeom's own save methods must still load.
+    import subprocess
+    import sys
+
+    code = "import nnsight, posgeom; posgeom.Accumulator(8, 4); assert hasattr(object(), 'save'); print('ok')"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
 def test_a_strided_view_gives_the_statistics_of_its_copy():
     strided = torch.randn(8, 3, 4, dtype=torch.float64).transpose(0, 1)
     a, b = posgeom.Accumulator(8, 4), posgeom.Accumulator(8, 4)
@@ -125,7 +143,9 @@ def test_bad_batch_windows_and_labels_are_value_errors():
     for kwargs, message in [({"batch": [1, 2, 3]}, "batch: must be a posgeom.WindowBatch, not list"),
                             ({"windows": "abc"}, "windows: must be a sequence of window indices, not str"),
                             ({"labels": [1, 2, 3]}, "labels: must be a sequence of strings, not list"),
-                            ({"windows": [0, 1]}, "windows: gives 2 windows for a batch of 3")]:
+                            ({"windows": [0, 1]}, "windows: gives 2 windows for a batch of 3"),
+                            ({"windows": [0, 2, 1]}, "windows: window 1 comes after window 2"),
+                            ({"windows": [-3, 0, 1]}, "windows: window -3 comes after window -1")]:
         with pytest.raises(ValueError) as raised:
             accumulator.add(h, **kwargs)
         assert str(raised.value).startswith(message), str(raised.value)
@@ -134,12 +154,16 @@ def test_bad_batch_windows_and_labels_are_value_errors():
 @pytest.mark.parametrize(
     "args, kwargs, message",
     [
-        ((0, 4), {}, "num_positions: must be positive"),
+        ((0, 4), {}, "num_positions: must be a whole number >= 2 (got 0)"),
         ((8, 4), {"layers": 0}, "layers: must be positive"),
         ((8, 4), {"layers": "all"}, "layers: must be a count or a list"),
         ((8, 4), {"skip_first": 8}, "skip_first: leaves no positions"),
         ((8, 4), {"shard": "2/2"}, "shard:"),
         ((8, 4), {"device": "gpu"}, "device: 'gpu' is not a device"),
+        ((8, 4), {"device": "meta"}, "device: 'meta' is not a device"),
+        ((1, 4), {}, "num_positions: must be a whole number >= 2 (got 1)"),
+        ((8, 4), {"skip_first": -1}, "skip_first: must be 0 or more, not -1"),
+        ((8, 2**20), {"layers": 64}, "dim: 1048576 needs"),
     ],
 )
 def test_bad_settings_are_refused_before_any_work(args, kwargs, message):
@@ -181,6 +205,28 @@ def test_other_settings_do_not_merge():
     b.add(hidden(layers=1))
     with pytest.raises(ValueError, match="skip_first"):
         a.merge(b)
+
+
+def test_a_window_is_added_once():
+    accumulator = posgeom.Accumulator(8, 4)
+    accumulator.add(hidden(layers=1)[0], windows=[0, 1, 2])
+    with pytest.raises(ValueError, match="windows: window 1 comes after window 2"):
+        accumulator.add(hidden(layers=1)[0], windows=[1, 3, 4])  # 1 again would count twice
+    accumulator.add(hidden(layers=1)[0])  # default indices go on from the last
+    assert accumulator.state().statistics(0)["context_windows"] == [0, 1, 2, 3, 4, 5]
+
+
+def test_empty_and_missing_arguments_are_named(tmp_path):
+    accumulator = posgeom.Accumulator(8, 4)
+    accumulator.add(hidden(layers=1)[0])
+    with pytest.raises(ValueError, match="path: is empty"):
+        accumulator.save("")
+    with pytest.raises(ValueError, match="states: is empty"):
+        posgeom.merge([])
+    with pytest.raises(ValueError, match="seq_len: is too large"):
+        posgeom.Windows(model=str(tmp_path), corpus=str(tmp_path), seq_len=2**70)
+    with pytest.raises(ValueError, match="level: 'loud' is not a log level"):
+        posgeom.set_log_level("loud")
 
 
 def test_save_replaces_nothing_it_did_not_write(tmp_path):

@@ -37,6 +37,11 @@ def test_analyze_without_out_keeps_nothing(shared, corpus, tmp_path, monkeypatch
     assert os.listdir(tmp_path / "tmp") == []
 
 
+def test_force_without_out_is_refused(shared, corpus):
+    with pytest.raises(ValueError, match="force: replaces the report in out=: give out= too"):
+        posgeom.analyze(model=model_dir(shared, "tiny-gpt2"), corpus=corpus, force=True, **OPTIONS)
+
+
 def test_analyze_refuses_an_out_it_did_not_write(shared, corpus, tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.tex").write_text("\\documentclass{article}")

@@ -24,6 +24,19 @@ TEST(Log, LinesReachTheDefaultLoggerAtTheirLevel) {
   EXPECT_EQ(out.str(), "info: shown {} braces\nwarning: careful\n");
 }
 
+TEST(Log, TheLevelIsSetByName) {
+  const auto previous = spdlog::get_level();
+  EXPECT_TRUE(log::setLevel("warning"));
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::warn);
+  EXPECT_TRUE(log::setLevel("debug"));
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::debug);
+  EXPECT_TRUE(log::setLevel("off"));
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::off);
+  EXPECT_FALSE(log::setLevel("loud"));
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::off);  // unchanged
+  spdlog::set_level(previous);
+}
+
 TEST(Log, NumbersAsAsked) {
   EXPECT_EQ(log::number("%.1f", 12.34), "12.3");
   EXPECT_EQ(log::number("%.4f", 0.5), "0.5000");

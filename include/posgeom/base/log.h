@@ -9,6 +9,9 @@ namespace posgeom::log {
 void debug(const std::string& message);
 void info(const std::string& message);
 void warn(const std::string& message);
+// The level of every log line from here on: trace, debug, info, warning (warn), error,
+// critical or off; false (nothing changed) for another name.
+bool setLevel(const std::string& level);
 // printf-style number formatting for those messages ("%.1f").
 std::string number(const char* format, double value);
 
