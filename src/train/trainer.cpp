@@ -19,6 +19,7 @@
 #include "posgeom/base/option_names.h"
 #include "posgeom/base/progress.h"
 #include "posgeom/base/stop_signals.h"
+#include "posgeom/runtime/cpu_features.h"
 #include "posgeom/corpus/document_reader.h"
 #include "posgeom/io/atomic_file.h"
 #include "posgeom/io/fingerprint.h"
@@ -274,6 +275,9 @@ class Trainer {
                             {"final_validation_loss", validation_loss ? nlohmann::json(*validation_loss) : nlohmann::json()},
                             {"threads", at::get_num_threads()},
                             {"parameters", parameterCount()}};
+    // The machine it ran on: the CPU's vector features choose the kernels, and so the sums' order.
+    const auto& cpu = runtime::thisCpu();
+    training["cpu"] = {{"model", cpu.model}, {"features", cpu.features}};
     if (seconds) training["seconds"] = *seconds;
     io::writeTextFileAtomically(dir / "training.json", training.dump(2) + "\n");
   }

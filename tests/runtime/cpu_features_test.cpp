@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -18,6 +19,15 @@ TEST(CpuFeatures, Bfloat16InHardwareIsAvx512Bf16OrAmx) {
   EXPECT_FALSE(flagsComputeBfloat16(""));
 }
 
+TEST(CpuFeatures, ADescriptionNamesTheModelAndTheVectorFeaturesInOrder) {
+  const auto d = describeCpu("processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu sse2 fma avx2 avx bmi2 avx512_bf16x\n"
+                             "processor\t: 1\nmodel name\t: other\nflags\t\t: avx512f\n");
+  EXPECT_EQ(d.model, "AMD EPYC 7B13");
+  EXPECT_EQ(d.features, (std::vector<std::string>{"avx", "avx2", "fma"}));  // the first processor's; whole words
+  EXPECT_TRUE(describeCpu("").features.empty());
+  EXPECT_EQ(describeCpu("").model, "");
+}
+
 // This machine's answer is what its /proc/cpuinfo says, and decides bfloat16's path.
 TEST(CpuFeatures, ThisCpuAndTheEmulatedDtypes) {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -27,6 +37,10 @@ TEST(CpuFeatures, ThisCpuAndTheEmulatedDtypes) {
   EXPECT_TRUE(emulatedOnCpu(ComputeDtype::kFloat16));
   EXPECT_FALSE(emulatedOnCpu(ComputeDtype::kFloat32));
   EXPECT_EQ(emulatedOnCpu(ComputeDtype::kBFloat16), !listed);
+  const auto& cpu = thisCpu();
+  for (const auto& feature : cpu.features) EXPECT_NE(text.find(" " + feature), std::string::npos) << feature;
+  EXPECT_EQ(std::find(cpu.features.begin(), cpu.features.end(), "avx512_bf16") != cpu.features.end(),
+            text.find(" avx512_bf16") != std::string::npos);
 }
 
 }  // namespace

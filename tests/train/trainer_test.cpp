@@ -11,6 +11,7 @@
 #include "posgeom/io/safetensors.h"
 #include "posgeom/io/safetensors_writer.h"
 #include "posgeom/model/load/loader.h"
+#include "posgeom/runtime/cpu_features.h"
 #include "posgeom/runtime/device.h"
 #include "posgeom/train/training_data.h"
 #include "test_devices.h"
@@ -117,6 +118,10 @@ TEST(Trainer, LearnsAndWritesALoadableModel) {
   const auto log = train::runTraining(c, {});
   const auto info = io::readJsonFile(s / "m/training.json");
   EXPECT_LT(info["final_validation_loss"].get<double>(), info["data"]["unigram_validation_loss"].get<double>());
+  // The machine it ran on (issue 39): threads and the CPU's model and vector features.
+  EXPECT_GE(info["threads"].get<int64_t>(), 1);
+  EXPECT_EQ(info["cpu"]["model"], runtime::thisCpu().model);
+  EXPECT_EQ(info["cpu"]["features"].get<std::vector<std::string>>(), runtime::thisCpu().features);
   EXPECT_LT(log.back().train_loss, log.front().train_loss);
   const auto loaded = model::loadModel(s / "m", model::Numerics::parse("float32", "cpu"));
   EXPECT_EQ(loaded.model->config().positions, model::PositionScheme::kAlibi);
