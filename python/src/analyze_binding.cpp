@@ -1,41 +1,17 @@
 // posgeom.analyze: the CLI's analyze job, from Python, returning its results.
 #include <nanobind/stl/string.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "analyze_options.h"
 #include "bindings.h"
 #include "posgeom/base/error.h"
+#include "posgeom/io/temporary_directory.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "python_values.h"
 
 namespace posgeom::python {
 namespace fs = std::filesystem;
-namespace {
-
-// A directory of its own under the system's temporary directory, removed with the object:
-// where a run without out= keeps its state while it runs.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "posgeom-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("could not make a temporary directory in " + fs::temp_directory_path().string());
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-}  // namespace
 
 void bindAnalyze(nb::module_& m) {
   m.def(
@@ -51,11 +27,11 @@ void bindAnalyze(nb::module_& m) {
         options.dist_init = kwargs.contains("dist_init") && !kwargs["dist_init"].is_none() ? textArgument(kwargs["dist_init"], "dist_init") : "none";
         if (kwargs.contains("force") && !kwargs["force"].is_none()) options.force = boolArgument(kwargs["force"], "force");
         const bool keep = (kwargs.contains("out") && !kwargs["out"].is_none()) || !options.resume.empty();
-        std::unique_ptr<TemporaryDirectory> scratch;
+        std::unique_ptr<io::TemporaryDirectory> scratch;  // where a run without out= keeps its state while it runs
         if (keep) {
           options.out = options.resume.empty() ? fs::path(textArgument(kwargs["out"], "out")) : options.resume;
         } else {
-          scratch = std::make_unique<TemporaryDirectory>();
+          scratch = std::make_unique<io::TemporaryDirectory>("analyze");
           options.out = scratch->path() / "report";
         }
         if (options.force && !keep) throw InputError("force", "replaces the report in out=: give out= too");

@@ -2,11 +2,11 @@
 #include "posgeom/jobs/bench_layer_major.h"
 
 #include <spdlog/spdlog.h>
-#include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -20,6 +20,7 @@
 #include "posgeom/corpus/window_sampler.h"
 #include "posgeom/hub/model_source.h"
 #include "posgeom/io/output_file.h"
+#include "posgeom/io/temporary_directory.h"
 #include "posgeom/jobs/analyze_job.h"
 #include "posgeom/jobs/bench_rounds.h"
 #include "posgeom/jobs/default_corpus.h"
@@ -73,14 +74,8 @@ class WorkDirectory {
       if (ec) throw InputError(path_.string(), "cannot create the work directory: " + ec.message());
       return;
     }
-    std::string pattern = (fs::temp_directory_path() / "posgeom-bench-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw InputError(pattern, "cannot create a temporary directory");
-    path_ = pattern;
-    temporary_ = true;
-  }
-  ~WorkDirectory() {
-    std::error_code ec;
-    if (temporary_) fs::remove_all(path_, ec);
+    temporary_ = std::make_unique<io::TemporaryDirectory>("bench");
+    path_ = temporary_->path();
   }
   WorkDirectory(const WorkDirectory&) = delete;
   WorkDirectory& operator=(const WorkDirectory&) = delete;
@@ -88,7 +83,7 @@ class WorkDirectory {
 
  private:
   fs::path path_;
-  bool temporary_ = false;
+  std::unique_ptr<io::TemporaryDirectory> temporary_;  // removed with the object
 };
 
 bool sameShape(const model::ModelConfig& c, const model::RandomCheckpointSpec& s) {
