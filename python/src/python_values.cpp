@@ -3,8 +3,6 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
-#include <cstring>
-
 #include "posgeom/base/error.h"
 
 namespace posgeom::python {
@@ -34,25 +32,15 @@ nb::object toPython(const nlohmann::json& value) {
   return nb::none();
 }
 
-namespace {
-
-nb::object ownedArray(const double* values, std::size_t count, std::initializer_list<std::size_t> shape) {
-  auto* data = new double[count > 0 ? count : 1];
-  if (count > 0) std::memcpy(data, values, count * sizeof(double));
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<double*>(p); });
-  return nb::ndarray<nb::numpy, double>(data, shape, owner).cast();
-}
-
-}  // namespace
 
 nb::object numpyOf(const Eigen::MatrixXd& matrix) {
   const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rows = matrix;
-  return ownedArray(rows.data(), static_cast<std::size_t>(rows.size()),
+  return ownedArray<double>(rows.data(), static_cast<std::size_t>(rows.size()),
                     {static_cast<std::size_t>(rows.rows()), static_cast<std::size_t>(rows.cols())});
 }
 
 nb::object numpyOf(const Eigen::VectorXd& vector) {
-  return ownedArray(vector.data(), static_cast<std::size_t>(vector.size()), {static_cast<std::size_t>(vector.size())});
+  return ownedArray<double>(vector.data(), static_cast<std::size_t>(vector.size()), {static_cast<std::size_t>(vector.size())});
 }
 
 std::string typeName(nb::handle value) { return nb::cast<std::string>(nb::handle(value.type()).attr("__name__")); }

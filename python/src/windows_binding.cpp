@@ -5,7 +5,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstring>
 #include <memory>
 
 #include "accumulator_binding.h"
@@ -43,18 +42,10 @@ class PyWindows {
 };
 
 nb::object idsArray(const WindowBatchData& b) {
-  auto* data = new int64_t[b.ids.empty() ? 1 : b.ids.size()];
-  for (std::size_t i = 0; i < b.ids.size(); ++i) data[i] = b.ids[i];
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<int64_t*>(p); });
-  return nb::ndarray<nb::numpy, int64_t>(data, {static_cast<std::size_t>(b.size()), static_cast<std::size_t>(b.seq_len)}, owner).cast();
+  return ownedArray<int64_t>(b.ids.data(), b.ids.size(), {static_cast<std::size_t>(b.size()), static_cast<std::size_t>(b.seq_len)});
 }
 
-nb::object indicesArray(const WindowBatchData& b) {
-  auto* data = new int64_t[b.indices.empty() ? 1 : b.indices.size()];
-  std::memcpy(data, b.indices.data(), b.indices.size() * sizeof(int64_t));
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<int64_t*>(p); });
-  return nb::ndarray<nb::numpy, int64_t>(data, {b.indices.size()}, owner).cast();
-}
+nb::object indicesArray(const WindowBatchData& b) { return ownedArray<int64_t>(b.indices.data(), b.indices.size(), {b.indices.size()}); }
 
 }  // namespace
 
